@@ -1,0 +1,46 @@
+# The front door. `make help` lists what is here.
+S ?= sync-gunicorn
+N ?= 2000
+C ?= 200
+DELAY ?= 1
+VENV := .venv
+PYTHON := $(VENV)/bin/python
+
+.PHONY: help venv up down ab threads test test-fast lint format
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@echo "  scenarios: $$(ls *.yml | grep -v common.yml | sed 's/\.yml//' | tr '\n' ' ')"
+
+$(PYTHON): requirements-dev.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet -r requirements-dev.txt
+	touch $(PYTHON)
+
+venv: $(PYTHON) ## create .venv with the host tools (tests, harness, ruff)
+
+up: $(PYTHON) ## build and start scenario S (default sync-gunicorn), wait until healthy
+	$(PYTHON) -m bench up $(S)
+
+down: $(PYTHON) ## stop and remove scenario S
+	$(PYTHON) -m bench down $(S)
+
+ab: $(PYTHON) ## the tutorial's ab command against each port of S: N=2000 C=200 DELAY=1
+	$(PYTHON) -m bench ab $(S) -n $(N) -c $(C) --delay $(DELAY)
+
+threads: $(PYTHON) ## OS threads of each server of the running scenario S (the tutorial's `top -H`)
+	$(PYTHON) -m bench threads $(S)
+
+test-fast: $(PYTHON) ## the tests that need no Docker
+	$(PYTHON) -m pytest -m "not docker"
+
+test: lint ## lint, then every test: the apps alone, then every scenario end to end in Docker
+	$(PYTHON) -m pytest
+
+lint: $(PYTHON) ## ruff check and format check
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m ruff format --check .
+
+format: $(PYTHON) ## format the Python code
+	$(PYTHON) -m ruff format .
+	$(PYTHON) -m ruff check --fix .

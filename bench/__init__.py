@@ -1,0 +1,1 @@
+"""Tools around the scenarios: the target matrix, running compose, loading with ab, counting threads."""

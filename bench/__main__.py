@@ -1,0 +1,64 @@
+"""Command line behind the Makefile: `python -m bench up|down|targets|ab|threads SCENARIO`."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+
+from bench.compose import RunningScenario, os_threads
+from bench.scenarios import SCENARIOS, load_targets
+
+
+def show_targets(scenario: str) -> None:
+    for target in load_targets(scenario):
+        limit = target.concurrency or "unbounded"
+        print(f"{target.name:24} {target.url:26} {target.server} {target.mode}, at most {limit} at once")
+
+
+def run_ab(scenario: str, requests: int, concurrency: int, delay: float) -> int:
+    if not shutil.which("ab"):
+        raise SystemExit("ab is not installed: apt-get install apache2-utils")
+    status = 0
+    for target in load_targets(scenario):
+        command = ["ab", "-n", str(requests), "-c", str(concurrency), f"{target.url}?delay={delay:g}"]
+        print(f"\n== {target.name}: {' '.join(command)}", flush=True)
+        status |= subprocess.run(command).returncode
+    return status
+
+
+def show_threads(scenario: str) -> None:
+    running = RunningScenario(scenario)
+    services = running.container_ids()
+    if not services:
+        raise SystemExit(f"{scenario} is not running: make up S={scenario}")
+    for service in services:
+        pids = running.server_pids(service)
+        print(f"{service:16} {len(pids)} processes, {os_threads(pids)} OS threads")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("command", choices=("up", "down", "targets", "ab", "threads"))
+    parser.add_argument("scenario", choices=SCENARIOS)
+    parser.add_argument("-n", "--requests", type=int, default=2000)
+    parser.add_argument("-c", "--concurrency", type=int, default=200)
+    parser.add_argument("--delay", type=float, default=1.0)
+    args = parser.parse_args(argv)
+    if args.command == "up":
+        RunningScenario(args.scenario).up()
+        show_targets(args.scenario)
+    elif args.command == "down":
+        RunningScenario(args.scenario).down()
+    elif args.command == "targets":
+        show_targets(args.scenario)
+    elif args.command == "threads":
+        show_threads(args.scenario)
+    else:
+        return run_ab(args.scenario, args.requests, args.concurrency, args.delay)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

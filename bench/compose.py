@@ -1,0 +1,140 @@
+"""Start, wait for, inspect and tear down one scenario with Docker Compose (v2 plugin or v1)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from types import TracebackType
+
+from bench.scenarios import ROOT, compose_file
+
+
+@functools.cache
+def compose_command() -> tuple[str, ...]:
+    """`docker compose` where the v2 plugin is installed, else Compose v1's `docker-compose`."""
+    if shutil.which("docker"):
+        probe = subprocess.run(["docker", "compose", "version"], capture_output=True)
+        if probe.returncode == 0:
+            return ("docker", "compose")
+    if shutil.which("docker-compose"):
+        return ("docker-compose",)
+    raise SystemExit("Docker Compose is not installed: neither `docker compose` nor `docker-compose` works")
+
+
+class ScenarioError(RuntimeError):
+    pass
+
+
+def docker(*args: str) -> str:
+    return subprocess.run(["docker", *args], capture_output=True, text=True, check=True).stdout
+
+
+class RunningScenario:
+    """A scenario's containers, as a context manager: up and healthy on entry, removed on exit."""
+
+    def __init__(self, scenario: str, *, build: bool = True, ready_timeout: float = 300.0) -> None:
+        self.scenario = scenario
+        self.file: Path = compose_file(scenario)
+        self.build = build
+        self.ready_timeout = ready_timeout
+
+    def compose(self, *args: str, check: bool = True, timeout: float | None = 900) -> subprocess.CompletedProcess[str]:
+        # The scenario's name is the project name, so scenarios never share containers or networks.
+        command = [*compose_command(), "--project-name", self.scenario, "--file", str(self.file), *args]
+        result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+        if check and result.returncode != 0:
+            raise ScenarioError(f"{' '.join(command)} failed:\n{result.stdout}{result.stderr}")
+        return result
+
+    def __enter__(self) -> RunningScenario:
+        try:
+            self.up()
+        except BaseException:
+            self.down()
+            raise
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.down()
+
+    def up(self) -> None:
+        self.compose("up", "--detach", *(["--build"] if self.build else []))
+        self.wait_healthy()
+
+    def down(self) -> None:
+        self.compose("down", "--volumes", "--remove-orphans", "--timeout", "10", check=False)
+
+    def container_ids(self) -> dict[str, str]:
+        services = self.compose("config", "--services").stdout.split()
+        ids = {}
+        for service in services:
+            container = self.compose("ps", "--quiet", service).stdout.strip()
+            if container:
+                ids[service] = container
+        return ids
+
+    def health(self) -> dict[str, str]:
+        """Each service's state: a health status where it has a healthcheck, else its run state."""
+        ids = self.container_ids()
+        if not ids:
+            return {}
+        state = "{{if .State.Health}}{{.State.Health.Status}}{{else}}{{.State.Status}}{{end}}"
+        return dict(zip(ids, docker("inspect", "--format", state, *ids.values()).split(), strict=True))
+
+    def wait_healthy(self, timeout: float | None = None) -> None:
+        deadline = time.monotonic() + (timeout or self.ready_timeout)
+        while time.monotonic() < deadline:
+            states = self.health()
+            if states and all(state == "healthy" for state in states.values()):
+                return
+            broken = {service: state for service, state in states.items() if state in ("unhealthy", "exited", "dead")}
+            if broken:
+                raise ScenarioError(f"{self.scenario}: {broken}\n{self.logs()}")
+            time.sleep(0.5)
+        waited = timeout or self.ready_timeout
+        raise ScenarioError(f"{self.scenario} not healthy after {waited:.0f} s: {self.health()}\n{self.logs()}")
+
+    def logs(self, tail: int = 30) -> str:
+        return self.compose("logs", "--no-color", "--tail", str(tail), check=False).stdout
+
+    def stop(self, service: str) -> None:
+        self.compose("stop", "--timeout", "10", service)
+
+    def start(self, service: str) -> None:
+        self.compose("start", service)
+
+    def server_pids(self, service: str) -> list[int]:
+        """Host PIDs of the service's server: its main process and descendants, without the init process
+        that `init: true` puts in front and without healthcheck probes (those are not its descendants)."""
+        container = self.container_ids()[service]
+        root = int(docker("inspect", "--format", "{{.State.Pid}}", container))
+        top = docker("top", container, "-o", "pid,ppid")
+        parents = dict(tuple(map(int, line.split())) for line in top.splitlines()[1:])
+        tree, frontier = [root], [root]
+        while frontier:
+            frontier = [pid for pid, parent in parents.items() if parent in frontier]
+            tree += frontier
+        return [pid for pid in tree if _command_name(pid) not in ("docker-init", "tini")]
+
+
+def _command_name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except FileNotFoundError:
+        return ""
+
+
+def os_threads(pids: list[int]) -> int:
+    """OS threads of these processes, read from /proc on the host: nothing runs inside to count itself."""
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(FileNotFoundError):  # the process ended between listing and counting
+            total += len(os.listdir(f"/proc/{pid}/task"))
+    return total

@@ -1,0 +1,77 @@
+"""The scenario matrix, read from the `x-targets` block of each compose file: the one place it is written."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The tutorial's order, which the README, `make bench` and the tests follow.
+SCENARIOS = (
+    "sync-devserver",
+    "async-gevent-pywsgi",
+    "sync-gunicorn",
+    "async-gevent-gunicorn",
+    "sync-uwsgi",
+    "async-gevent-uwsgi",
+    "nginx-gunicorn",
+    "nginx-uwsgi",
+    "bonus-psycopg2-gevent",
+)
+
+# Compose's `${NAME:-default}` and `${NAME}`; enough for the settings the x-targets blocks use.
+_VARIABLE = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}")
+
+
+@dataclass(frozen=True)
+class Target:
+    """One server port of a scenario, with the settings that bound how many requests it holds at once."""
+
+    scenario: str
+    name: str
+    port: int
+    server: str
+    mode: str  # "sync" (a thread per request) or "gevent" (a greenlet per request)
+    workers: int
+    threads_per_worker: int | None = None  # sync only; None: a new thread per request, no limit
+    gevent_cores: int | None = None  # gevent only; None: no limit
+
+    @property
+    def concurrency(self) -> int | None:
+        """How many requests the server can hold at once; None when only memory limits it."""
+        per_worker = self.threads_per_worker if self.mode == "sync" else self.gevent_cores
+        return None if per_worker is None else self.workers * per_worker
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+
+def compose_file(scenario: str) -> Path:
+    if scenario not in SCENARIOS:
+        raise SystemExit(f"unknown scenario {scenario!r}; choose one of: {' '.join(SCENARIOS)}")
+    return ROOT / f"{scenario}.yml"
+
+
+def _interpolate(value: object) -> object:
+    if not isinstance(value, str):
+        return value
+    text = _VARIABLE.sub(lambda m: os.environ.get(m[1]) or (m[2] or ""), value)
+    return int(text) if text.isdigit() else text
+
+
+def load_targets(scenario: str) -> list[Target]:
+    document = yaml.safe_load(compose_file(scenario).read_text())
+    return [
+        Target(scenario=scenario, **{key: _interpolate(value) for key, value in entry.items()})
+        for entry in document["x-targets"]
+    ]
+
+
+def all_targets(scenarios: tuple[str, ...] = SCENARIOS) -> list[Target]:
+    return [target for scenario in scenarios for target in load_targets(scenario)]

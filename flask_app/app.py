@@ -1,0 +1,55 @@
+"""The one Flask app every scenario serves. It knows nothing about servers or gevent."""
+
+import os
+
+import requests
+from flask import Flask, request
+from werkzeug.exceptions import BadGateway, BadRequest, GatewayTimeout, HTTPException
+
+SLOW_API_URL = os.environ.get("SLOW_API_URL", "http://slow_api:8000/")
+# Seconds the slow API may take beyond the delay we ask for before we give up on it.
+TIMEOUT_MARGIN = float(os.environ.get("SLOW_API_TIMEOUT_MARGIN", "5"))
+CONNECT_TIMEOUT = 3.0
+MAX_DELAY = 30.0
+
+app = Flask(__name__)
+
+
+def requested_delay() -> float:
+    raw = request.args.get("delay", "1")
+    try:
+        delay = float(raw)
+    except ValueError:
+        raise BadRequest(f"delay must be a number of seconds, got {raw[:40]!r}") from None
+    # Written this way round so NaN and infinity fail the test too.
+    if not 0 <= delay <= MAX_DELAY:
+        raise BadRequest(f"delay must be between 0 and {MAX_DELAY:g} seconds")
+    return delay
+
+
+def call_slow_api(delay: float) -> str:
+    try:
+        response = requests.get(
+            SLOW_API_URL,
+            params={"delay": delay},
+            timeout=(CONNECT_TIMEOUT, delay + TIMEOUT_MARGIN),
+        )
+    # A connect timeout is also a ConnectionError: it means unreachable, not slow.
+    except requests.ConnectionError:
+        raise BadGateway("slow_api is unreachable") from None
+    except requests.Timeout:
+        raise GatewayTimeout(f"slow_api did not answer within {delay + TIMEOUT_MARGIN:g} seconds") from None
+    if response.status_code != 200:
+        raise BadGateway(f"slow_api answered {response.status_code}")
+    return response.text
+
+
+@app.get("/")
+def index() -> str:
+    return "Hi there! " + call_slow_api(requested_delay())
+
+
+@app.errorhandler(HTTPException)
+def plain_text_error(error: HTTPException) -> tuple[str, int, dict[str, str]]:
+    # One line of text instead of Flask's HTML page: what ab, curl and the tests read.
+    return f"{error.description}\n", error.code or 500, {"Content-Type": "text/plain; charset=utf-8"}

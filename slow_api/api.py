@@ -1,0 +1,37 @@
+"""A slow third-party API: answers after `?delay=` seconds, the way a sluggish upstream would."""
+
+import asyncio
+import os
+
+from aiohttp import web
+
+MAX_DELAY = 30.0
+BODY = "slow api response"
+
+
+def bad_request(message: str) -> web.HTTPBadRequest:
+    return web.HTTPBadRequest(text=message + "\n")
+
+
+async def slow(request: web.Request) -> web.Response:
+    raw = request.query.get("delay", "1")
+    try:
+        delay = float(raw)
+    except ValueError:
+        raise bad_request(f"delay must be a number of seconds, got {raw[:40]!r}") from None
+    # Written this way round so NaN and infinity fail the test too.
+    if not 0 <= delay <= MAX_DELAY:
+        raise bad_request(f"delay must be between 0 and {MAX_DELAY:g} seconds")
+    await asyncio.sleep(delay)
+    return web.Response(text=BODY)
+
+
+def make_app() -> web.Application:
+    app = web.Application()
+    app.router.add_get("/", slow)
+    return app
+
+
+if __name__ == "__main__":
+    # aiohttp's default backlog is 128: too small when hundreds of clients connect at once.
+    web.run_app(make_app(), port=int(os.environ.get("PORT", "8000")), backlog=4096, access_log=None)

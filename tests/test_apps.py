@@ -1,0 +1,121 @@
+"""Both apps and slow_api without Docker: validation and error paths against a real slow_api process."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+from types import ModuleType
+
+import pytest
+import requests
+
+from bench.scenarios import ROOT
+from tests.conftest import SlowApiProcess, free_port
+
+BAD_DELAYS = ["abc", "", "-1", "30.5", "nan", "inf", "-inf", "1e400", "0x10", "1,5"]
+
+
+def load_app(folder: str, monkeypatch: pytest.MonkeyPatch, **environment: str) -> ModuleType:
+    """Import folder/app.py afresh with these environment variables, as its container would."""
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    spec = importlib.util.spec_from_file_location(f"{folder}_app", ROOT / folder / "app.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def assert_one_line_error(body: str) -> None:
+    assert body.endswith("\n") and body.count("\n") == 1, body
+    assert "Traceback" not in body and "<" not in body, body
+
+
+class TestSlowApi:
+    def test_answers_after_the_delay(self, slow_api: SlowApiProcess) -> None:
+        started = time.monotonic()
+        response = requests.get(slow_api.url, params={"delay": 0.3}, timeout=5)
+        assert response.status_code == 200
+        assert response.text == "slow api response"
+        assert time.monotonic() - started >= 0.3
+
+    @pytest.mark.parametrize("delay", BAD_DELAYS)
+    def test_rejects_bad_delay(self, slow_api: SlowApiProcess, delay: str) -> None:
+        response = requests.get(slow_api.url, params={"delay": delay}, timeout=5)
+        assert response.status_code == 400
+        assert "delay must be" in response.text
+        assert_one_line_error(response.text)
+
+
+class TestFlaskApp:
+    @pytest.fixture
+    def client(self, slow_api: SlowApiProcess, monkeypatch: pytest.MonkeyPatch):
+        app = load_app("flask_app", monkeypatch, SLOW_API_URL=slow_api.url, SLOW_API_TIMEOUT_MARGIN="0.5")
+        return app.app.test_client()
+
+    def test_answers_with_slow_api_text(self, client) -> None:
+        started = time.monotonic()
+        response = client.get("/?delay=0.2")
+        assert response.status_code == 200
+        assert response.text == "Hi there! slow api response"
+        assert time.monotonic() - started >= 0.2
+
+    def test_default_delay_is_one_second(self, client) -> None:
+        started = time.monotonic()
+        assert client.get("/").status_code == 200
+        assert time.monotonic() - started >= 1.0
+
+    @pytest.mark.parametrize("delay", BAD_DELAYS)
+    def test_rejects_bad_delay(self, client, delay: str) -> None:
+        response = client.get("/", query_string={"delay": delay})
+        assert response.status_code == 400
+        assert response.mimetype == "text/plain"
+        assert "delay must be" in response.text
+        assert_one_line_error(response.text)
+
+    def test_unknown_path_is_a_plain_404(self, client) -> None:
+        response = client.get("/nowhere")
+        assert response.status_code == 404
+        assert_one_line_error(response.text)
+
+    def test_slow_api_stopped_gives_502(self, client, slow_api: SlowApiProcess) -> None:
+        slow_api.stop()
+        started = time.monotonic()
+        response = client.get("/?delay=0")
+        assert response.status_code == 502
+        assert response.text == "slow_api is unreachable\n"
+        assert time.monotonic() - started < 5
+
+    def test_slow_api_too_slow_gives_504(self, client, slow_api: SlowApiProcess) -> None:
+        slow_api.freeze()  # accepts connections (the kernel does) but never answers
+        started = time.monotonic()
+        response = client.get("/?delay=0.1")
+        elapsed = time.monotonic() - started
+        slow_api.thaw()
+        assert response.status_code == 504
+        assert "did not answer within 0.6 seconds" in response.text
+        assert_one_line_error(response.text)
+        assert 0.5 <= elapsed < 5
+
+
+class TestPsycopg2App:
+    """Without Postgres: validation comes first, and a missing database is a clear 503."""
+
+    @pytest.fixture
+    def client(self, slow_api: SlowApiProcess, monkeypatch: pytest.MonkeyPatch):
+        nowhere = f"postgresql://postgres:playground@127.0.0.1:{free_port()}/postgres"
+        app = load_app("psycopg2", monkeypatch, SLOW_API_URL=slow_api.url, DATABASE_URL=nowhere)
+        return app.app.test_client()
+
+    @pytest.mark.parametrize("delay", BAD_DELAYS)
+    def test_rejects_bad_delay(self, client, delay: str) -> None:
+        response = client.get("/", query_string={"delay": delay})
+        assert response.status_code == 400
+        assert_one_line_error(response.text)
+
+    def test_database_down_gives_503(self, client) -> None:
+        response = client.get("/?delay=0.2")
+        assert response.status_code == 503
+        assert response.text == "postgres is unavailable\n"
