@@ -1,12 +1,13 @@
 # The front door. `make help` lists what is here.
 S ?= sync-gunicorn
-N ?= 2000
-C ?= 200
-DELAY ?= 1
+CLIENT ?= auto
 VENV := .venv
 PYTHON := $(VENV)/bin/python
+# N, C and DELAY pass on only when set: unset, each command uses the tutorial's load for each target.
+LOAD = $(if $(N),-n $(N)) $(if $(C),-c $(C)) $(if $(DELAY),--delay $(DELAY))
+BENCH = $(PYTHON) -m bench.run --client $(CLIENT) $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT))
 
-.PHONY: help venv up down ab threads test test-fast lint format
+.PHONY: help venv up down ab threads bench sweep test test-fast lint format
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -25,11 +26,17 @@ up: $(PYTHON) ## build and start scenario S (default sync-gunicorn), wait until 
 down: $(PYTHON) ## stop and remove scenario S
 	$(PYTHON) -m bench down $(S)
 
-ab: $(PYTHON) ## the tutorial's ab command against each port of S: N=2000 C=200 DELAY=1
-	$(PYTHON) -m bench ab $(S) -n $(N) -c $(C) --delay $(DELAY)
+ab: $(PYTHON) ## the tutorial's ab command against each port of S (N=2000 C=200 DELAY=1)
+	$(PYTHON) -m bench ab $(S) $(LOAD)
 
 threads: $(PYTHON) ## OS threads of each server of the running scenario S (the tutorial's `top -H`)
 	$(PYTHON) -m bench threads $(S)
+
+bench: $(PYTHON) ## every scenario verified and loaded, into results/<time>/ (SCENARIOS= N= C= DELAY= OUT= CLIENT=)
+	$(BENCH) $(LOAD)
+
+sweep: $(PYTHON) ## the concurrent targets at 10, 50, 200, 500, 1000 clients (CONCURRENCIES="..." DELAY= OUT=)
+	$(BENCH) --sweep "$(or $(CONCURRENCIES),10 50 200 500 1000)" $(if $(DELAY),--delay $(DELAY))
 
 test-fast: $(PYTHON) ## the tests that need no Docker
 	$(PYTHON) -m pytest -m "not docker"

@@ -7,8 +7,9 @@ import shutil
 import subprocess
 import sys
 
-from bench.compose import RunningScenario, os_threads
-from bench.scenarios import SCENARIOS, load_targets
+from bench.ab import ab_command
+from bench.compose import RunningScenario, os_threads, server_pids
+from bench.scenarios import LOADS, SCENARIOS, load_targets
 
 
 def show_targets(scenario: str) -> None:
@@ -17,12 +18,14 @@ def show_targets(scenario: str) -> None:
         print(f"{target.name:24} {target.url:26} {target.server} {target.mode}, at most {limit} at once")
 
 
-def run_ab(scenario: str, requests: int, concurrency: int, delay: float) -> int:
+def run_ab(scenario: str, requests: int | None, concurrency: int | None, delay: float) -> int:
     if not shutil.which("ab"):
         raise SystemExit("ab is not installed: apt-get install apache2-utils")
     status = 0
     for target in load_targets(scenario):
-        command = ["ab", "-n", str(requests), "-c", str(concurrency), f"{target.url}?delay={delay:g}"]
+        tutorial_requests, tutorial_concurrency = LOADS[target.load]
+        url = f"{target.url}?delay={delay:g}"
+        command = ab_command(url, requests or tutorial_requests, concurrency or tutorial_concurrency)
         print(f"\n== {target.name}: {' '.join(command)}", flush=True)
         status |= subprocess.run(command).returncode
     return status
@@ -34,7 +37,7 @@ def show_threads(scenario: str) -> None:
     if not services:
         raise SystemExit(f"{scenario} is not running: make up S={scenario}")
     for service in services:
-        pids = running.server_pids(service)
+        pids = server_pids(running.main_pid(service))
         print(f"{service:16} {len(pids)} processes, {os_threads(pids)} OS threads")
 
 
@@ -42,8 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("command", choices=("up", "down", "targets", "ab", "threads"))
     parser.add_argument("scenario", choices=SCENARIOS)
-    parser.add_argument("-n", "--requests", type=int, default=2000)
-    parser.add_argument("-c", "--concurrency", type=int, default=200)
+    parser.add_argument("-n", "--requests", type=int, help="default: the tutorial's, 2000 or 10")
+    parser.add_argument("-c", "--concurrency", type=int, help="default: the tutorial's, 200 or 5")
     parser.add_argument("--delay", type=float, default=1.0)
     args = parser.parse_args(argv)
     if args.command == "up":

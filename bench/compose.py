@@ -110,24 +110,33 @@ class RunningScenario:
     def start(self, service: str) -> None:
         self.compose("start", service)
 
-    def server_pids(self, service: str) -> list[int]:
-        """Host PIDs of the service's server: its main process and descendants, without the init process
-        that `init: true` puts in front and without healthcheck probes (those are not its descendants)."""
-        container = self.container_ids()[service]
-        root = int(docker("inspect", "--format", "{{.State.Pid}}", container))
-        top = docker("top", container, "-o", "pid,ppid")
-        parents = dict(tuple(map(int, line.split())) for line in top.splitlines()[1:])
-        tree, frontier = [root], [root]
-        while frontier:
-            frontier = [pid for pid, parent in parents.items() if parent in frontier]
-            tree += frontier
-        return [pid for pid in tree if _command_name(pid) not in ("docker-init", "tini")]
+    def main_pid(self, service: str) -> int:
+        return int(docker("inspect", "--format", "{{.State.Pid}}", self.container_ids()[service]))
+
+    def network(self) -> str:
+        return f"{self.scenario}_default"
+
+
+def server_pids(main_pid: int) -> list[int]:
+    """Host PIDs of a server: the container's main process and its descendants, less the init process that
+    `init: true` puts in front. Healthcheck probes are not descendants, so they are not counted."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            # The command name, in parentheses, may hold spaces: the parent PID is the 2nd field after it.
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    tree, frontier = [main_pid], [main_pid]
+    while frontier:
+        frontier = [child for pid in frontier for child in children.get(pid, [])]
+        tree += frontier
+    return [pid for pid in tree if _command_name(pid) not in ("docker-init", "tini")]
 
 
 def _command_name(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/comm").read_text().strip()
-    except FileNotFoundError:
+    except OSError:
         return ""
 
 

@@ -24,6 +24,9 @@ SCENARIOS = (
     "bonus-psycopg2-gevent",
 )
 
+# The tutorial's ab loads (requests, clients): `-n 10 -c 5` where one request at a time is the point.
+LOADS = {"full": (2000, 200), "small": (10, 5)}
+
 # Compose's `${NAME:-default}` and `${NAME}`; enough for the settings the x-targets blocks use.
 _VARIABLE = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}")
 
@@ -34,12 +37,15 @@ class Target:
 
     scenario: str
     name: str
-    port: int
+    service: str  # the compose service that runs the Flask server
+    port: int  # published on 127.0.0.1
     server: str
     mode: str  # "sync" (a thread per request) or "gevent" (a greenlet per request)
     workers: int
     threads_per_worker: int | None = None  # sync only; None: a new thread per request, no limit
     gevent_cores: int | None = None  # gevent only; None: no limit
+    via: str | None = None  # the proxy service in front of it, if any
+    load: str = "full"  # "small" for targets that serve one request at a time, or nearly
 
     @property
     def concurrency(self) -> int | None:
@@ -50,6 +56,16 @@ class Target:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/"
+
+    def expected_body(self, delay: float) -> str:
+        if self.scenario == "bonus-psycopg2-gevent":
+            return f"Hi there! slow api response, postgres slept {delay / 2:.2f} s"
+        return "Hi there! slow api response"
+
+    @property
+    def url_inside(self) -> str:
+        """Its address on the scenario's network: apps listen on 3000 in their containers, Nginx on 8080."""
+        return f"http://{self.via}:8080/" if self.via else f"http://{self.service}:3000/"
 
 
 def compose_file(scenario: str) -> Path:

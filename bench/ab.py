@@ -1,0 +1,62 @@
+"""Running ApacheBench the tutorial's way and reading its report."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class AbResult:
+    complete: int
+    failed: int  # any of the four kinds below; a non-2xx answer is not one of them
+    failed_connect: int
+    failed_receive: int
+    failed_length: int  # a body whose length differs from the first one's
+    failed_exceptions: int
+    non2xx: int
+    seconds: float
+    rps: float
+    percentiles_ms: dict[int, float]
+
+    @property
+    def p50_ms(self) -> float:
+        return self.percentiles_ms[50]
+
+    @property
+    def p99_ms(self) -> float:
+        return self.percentiles_ms[99]
+
+
+def ab_command(url: str, requests: int, concurrency: int) -> list[str]:
+    # No -r (go on after socket errors) and no -l (accept varying lengths): such requests must count as failed.
+    return ["ab", "-n", str(requests), "-c", str(concurrency), url]
+
+
+def _number(text: str, label: str) -> float:
+    found = re.search(rf"^{re.escape(label)}:\s+([\d.]+)", text, re.MULTILINE)
+    if not found:
+        raise ValueError(f"no {label!r} in ab's output: {text.strip().splitlines()[-1:] or 'nothing'}")
+    return float(found[1])
+
+
+def parse_ab(text: str) -> AbResult:
+    """The figures of a complete ab report; ValueError for an aborted or empty run."""
+    breakdown = re.search(r"\(Connect: (\d+), Receive: (\d+), Length: (\d+), Exceptions: (\d+)\)", text)
+    connect, receive, length, exceptions = map(int, breakdown.groups()) if breakdown else (0, 0, 0, 0)
+    non2xx = re.search(r"^Non-2xx responses:\s+(\d+)", text, re.MULTILINE)
+    percentiles = {int(p): float(ms) for p, ms in re.findall(r"^\s+(\d+)%\s+(\d+)", text, re.MULTILINE)}
+    if 99 not in percentiles:
+        raise ValueError("no latency percentiles in ab's output")
+    return AbResult(
+        complete=int(_number(text, "Complete requests")),
+        failed=int(_number(text, "Failed requests")),
+        failed_connect=connect,
+        failed_receive=receive,
+        failed_length=length,
+        failed_exceptions=exceptions,
+        non2xx=int(non2xx[1]) if non2xx else 0,
+        seconds=_number(text, "Time taken for tests"),
+        rps=_number(text, "Requests per second"),
+        percentiles_ms=percentiles,
+    )

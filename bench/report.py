@@ -1,0 +1,161 @@
+"""results.md and the charts, rendered from OUT/results.json alone: `python -m bench.report OUT`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+
+from bench.ceiling import ceiling_rps  # noqa: E402
+
+COLUMNS = (
+    "scenario", "target", "server", "mode", "at once", "n / c / delay", "requests/s", "ceiling", "efficiency",
+    "P50 ms", "P99 ms", "failed", "non-2xx", "OS threads idle → peak", "peak RSS MB", "CPU s",
+)  # fmt: skip
+
+
+def _label(record: dict) -> str:
+    return f"{record['scenario']} / {record['target']}" if record["scenario"] != record["target"] else record["target"]
+
+
+def _at_once(record: dict) -> str:
+    per_worker = record["threads_per_worker"] if record["mode"] == "sync" else record["gevent_cores"]
+    unit = "threads" if record["mode"] == "sync" else "greenlets"
+    return f"{record['workers']} x {per_worker if per_worker is not None else 'unbounded'} {unit}"
+
+
+def _row(record: dict) -> list[str]:
+    measured = "rps" in record
+    throughput = f"{record['rps']:.1f}" if record["ok"] else f"**FAILED**: {record['problem']}"
+
+    def value(key: str, form: str = "{}") -> str:
+        return form.format(record[key]) if measured and record.get(key) is not None else "–"
+
+    threads = f"{record['threads_idle']} → {record['threads_peak']}" if measured else "–"
+    return [
+        record["scenario"], record["target"], record["server"], record["mode"], _at_once(record),
+        f"{record['n']} / {record['c']} / {record['delay']:g} s", throughput, f"{record['ceiling_rps']:.1f}",
+        value("efficiency", "{:.0%}") if record["ok"] else "–", value("p50_ms", "{:.0f}"), value("p99_ms", "{:.0f}"),
+        value("failed"), value("non2xx"), threads, value("rss_mb_peak", "{:.0f}"), value("cpu_seconds", "{:.1f}"),
+    ]  # fmt: skip
+
+
+def _table(records: list[dict]) -> str:
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(_row(record)) + " |" for record in records]
+    return "\n".join(lines)
+
+
+def _footer(figure: plt.Figure, metadata: dict) -> None:
+    figure.text(0.01, 0.005, f"{metadata['date']}, {metadata['cpu_count']} cores: {metadata['command']}", fontsize=7)
+
+
+def _throughput_chart(records: list[dict], metadata: dict, path: Path) -> None:
+    figure, axes = plt.subplots(figsize=(10, 0.5 * len(records) + 1.6))
+    labels = [_label(record) for record in records][::-1]
+    for row, record in enumerate(records[::-1]):
+        if record["ok"]:
+            axes.barh(row, record["rps"], color="tab:blue" if record["mode"] == "gevent" else "tab:orange")
+            axes.text(record["rps"], row, f" {record['rps']:.1f} ({record['efficiency']:.0%})", va="center", fontsize=8)
+        else:
+            axes.barh(row, record["ceiling_rps"], color="none", edgecolor="tab:red", hatch="//")
+            axes.text(0, row, " FAILED", va="center", color="tab:red", fontweight="bold", fontsize=8)
+        axes.plot([record["ceiling_rps"]] * 2, [row - 0.4, row + 0.4], color="black", linewidth=2)
+        axes.plot([record["ceiling_naive_rps"]] * 2, [row - 0.4, row + 0.4], color="grey", linestyle=":")
+    axes.set_yticks(range(len(labels)), labels, fontsize=8)
+    axes.set_xscale("symlog", linthresh=10)
+    axes.set_xlabel("requests per second (orange: sync, blue: gevent; black bar: ab's ceiling, dotted: c / delay)")
+    axes.set_title("Throughput against the best ab can measure")
+    _footer(figure, metadata)
+    figure.tight_layout(rect=(0, 0.03, 1, 1))
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def _latency_chart(records: list[dict], metadata: dict, path: Path) -> None:
+    measured = [record for record in records if "p99_ms" in record]
+    figure, axes = plt.subplots(figsize=(10, 0.5 * len(measured) + 1.6))
+    rows = range(len(measured))
+    labels = [_label(record) for record in measured][::-1]
+    axes.barh([r + 0.2 for r in rows], [record["p50_ms"] for record in measured[::-1]], height=0.4, label="P50")
+    axes.barh([r - 0.2 for r in rows], [record["p99_ms"] for record in measured[::-1]], height=0.4, label="P99")
+    for delay in sorted({record["delay"] for record in measured}):
+        axes.axvline(delay * 1000, color="black", linestyle="--", linewidth=1)
+    axes.set_yticks(list(rows), labels, fontsize=8)
+    axes.set_xlabel("latency, ms (dashed: the delay every request waits)")
+    axes.set_title("Latency per target")
+    axes.legend(loc="lower right")
+    _footer(figure, metadata)
+    figure.tight_layout(rect=(0, 0.03, 1, 1))
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def _sweep_chart(records: list[dict], metadata: dict, path: Path) -> None:
+    figure, axes = plt.subplots(figsize=(10, 6))
+    for target in dict.fromkeys(record["target"] for record in records):
+        points = [record for record in records if record["target"] == target]
+        style = "-" if points[0]["mode"] == "gevent" else "--"
+        rps = [record["rps"] if record["ok"] else float("nan") for record in points]
+        axes.plot([record["c"] for record in points], rps, style, marker="o", label=f"{target} ({_at_once(points[0])})")
+    ceiling = sorted({(record["c"], record["n"], record["delay"]) for record in records})
+    axes.plot(
+        [c for c, _, _ in ceiling], [ceiling_rps(n, c, d, None) for c, n, d in ceiling], "k:", label="ab's ceiling"
+    )
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("ab's concurrent clients")
+    axes.set_ylabel("requests per second")
+    axes.set_title("Throughput against concurrency: sync servers saturate at workers x threads")
+    axes.legend(fontsize=7)
+    _footer(figure, metadata)
+    figure.tight_layout(rect=(0, 0.03, 1, 1))
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def render(out: Path) -> None:
+    document = json.loads((out / "results.json").read_text())
+    metadata, records = document["metadata"], document["results"]
+    charts = ["sweep.png"] if metadata.get("sweep") else ["throughput.png", "latency.png"]
+    if metadata.get("sweep"):
+        _sweep_chart(records, metadata, out / "sweep.png")
+    else:
+        _throughput_chart(records, metadata, out / "throughput.png")
+        _latency_chart(records, metadata, out / "latency.png")
+    not_ok = [record["target"] for record in records if not record["ok"]]
+    packages = "\n".join(f"- `{image}`: {' '.join(names)}" for image, names in metadata["packages"].items())
+    lines = [
+        "# Benchmark results",
+        "",
+        f"`{metadata['command']}`",
+        "",
+        f"{metadata['date']}, git {metadata['git_commit']}: {metadata['cpu_count']} cores, Linux {metadata['kernel']},"
+        f" Docker {metadata['docker_version']}, Compose {metadata['compose_version']}.",
+        "",
+        f"**Not OK: {', '.join(not_ok)}**" if not_ok else "Every target verified, no failed or non-2xx request.",
+        "",
+        _table(records),
+        "",
+        "The ceiling is the best a perfect server could score under ab: ab sends its first request alone and opens"
+        " its other connections only after that answer, so n requests take at least"
+        " delay x (1 + ceil((n - 1) / c')), where c' is the smaller of ab's clients and what the server holds at"
+        " once. Efficiency is requests per second over that ceiling.",
+        "",
+        *(f"![{chart}]({chart})" for chart in charts),
+        "",
+        "Packages in the images:",
+        "",
+        packages,
+        "",
+    ]
+    (out / "results.md").write_text("\n".join(lines))
+
+
+if __name__ == "__main__":
+    render(Path(sys.argv[1]))

@@ -1,0 +1,217 @@
+"""`make bench` and `make sweep`: each target started fresh, verified, warmed up, loaded with ab while its
+processes are sampled, and torn down; one record per target in OUT/results.json, rendered to Markdown and
+charts from that file alone."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+
+import requests
+
+from bench import report
+from bench.ab import ab_command, parse_ab
+from bench.ceiling import ceiling_rps, efficiency, naive_ceiling_rps
+from bench.compose import RunningScenario, compose_command, docker, os_threads, server_pids
+from bench.sampler import Sampler
+from bench.scenarios import LOADS, ROOT, SCENARIOS, Target, load_targets
+
+SWEEP_CONCURRENCIES = (10, 50, 200, 500, 1000)
+AB_IMAGE = "flask-playground/ab"
+
+
+class Progress:
+    """One line per phase: which target, what it does, time spent and an estimate of what is left."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done, self.started = total, 0, time.monotonic()
+
+    def show(self, label: str, phase: str) -> None:
+        elapsed = time.monotonic() - self.started
+        left = f", ~{elapsed / self.done * (self.total - self.done) / 60:.0f} min left" if self.done else ""
+        print(f"[{self.done + 1}/{self.total} {elapsed / 60:4.1f} min{left}] {label}: {phase}", flush=True)
+
+
+def verify(target: Target, delay: float) -> str | None:
+    """Why the target cannot be trusted, or None. A fast answer is a broken server, not a fast one."""
+    started = time.monotonic()
+    try:
+        response = requests.get(f"{target.url}?delay={delay:g}", timeout=delay + 30)
+    except requests.RequestException as error:
+        return f"no answer: {error.__class__.__name__}"
+    took = time.monotonic() - started
+    if response.status_code != 200:
+        return f"status {response.status_code}"
+    if response.text != target.expected_body(delay):
+        return f"unexpected body {response.text[:60]!r}"
+    if took < delay:
+        return f"answered in {took:.2f} s, before the {delay:g} s delay"
+    return None
+
+
+def run_ab(
+    target: Target, running: RunningScenario, client: str, requests_total: int, concurrency: int, delay: float
+) -> tuple[list[str], str]:
+    query = f"?delay={delay:g}"
+    if client == "host":
+        command = ab_command(target.url + query, requests_total, concurrency)
+    else:
+        ab = ab_command(target.url_inside + query, requests_total, concurrency)
+        command = ["docker", "run", "--rm", "--network", running.network(), "--ulimit", "nofile=65536", AB_IMAGE, *ab]
+    finished = subprocess.run(command, capture_output=True, text=True)
+    return command, finished.stdout + finished.stderr
+
+
+def describe(target: Target, requests_total: int, concurrency: int, delay: float, client: str) -> dict:
+    """The record's fixed part: what was loaded, how, and the best a perfect server could score."""
+    return {
+        "scenario": target.scenario,
+        "target": target.name,
+        "server": target.server,
+        "mode": target.mode,
+        "workers": target.workers,
+        "threads_per_worker": target.threads_per_worker,
+        "gevent_cores": target.gevent_cores,
+        "concurrency": target.concurrency,
+        "n": requests_total,
+        "c": concurrency,
+        "delay": delay,
+        "client": client,
+        "ceiling_rps": round(ceiling_rps(requests_total, concurrency, delay, target.concurrency), 2),
+        "ceiling_naive_rps": round(naive_ceiling_rps(concurrency, delay, target.concurrency), 2),
+    }
+
+
+def measure(target: Target, running: RunningScenario, record: dict) -> dict:
+    """ab's figures and the server's usage during the load, or the problem that spoiled them."""
+    server_pid = running.main_pid(target.service)
+    postgres_pid = running.main_pid("postgres") if "postgres" in running.container_ids() else None
+    threads_idle = os_threads(server_pids(server_pid))
+    with Sampler(server_pid, postgres_pid) as sampler:
+        command, output = run_ab(target, running, record["client"], record["n"], record["c"], record["delay"])
+    measured = {"command": " ".join(command), "threads_idle": threads_idle, **asdict(sampler.usage)}
+    try:
+        result = parse_ab(output)
+    except ValueError as error:
+        return measured | {"problem": f"ab did not finish: {error}"}
+    problem = None
+    if result.failed or result.non2xx:
+        problem = f"{result.failed} failed, {result.non2xx} non-2xx of {record['n']}"
+    return measured | {
+        "rps": result.rps,
+        "seconds": result.seconds,
+        "efficiency": round(efficiency(result.rps, record["ceiling_rps"]), 3),
+        "p50_ms": result.p50_ms,
+        "p99_ms": result.p99_ms,
+        "failed": result.failed,
+        "non2xx": result.non2xx,
+        "problem": problem,
+    }
+
+
+def image_packages(running: RunningScenario) -> dict[str, list[str]]:
+    """The Python packages as installed in each app image, read from the running containers."""
+    packages = {}
+    for service, container in running.container_ids().items():
+        image = docker("inspect", "--format", "{{.Config.Image}}", container).strip()
+        freeze = subprocess.run(["docker", "exec", container, "pip", "freeze"], capture_output=True, text=True)
+        if freeze.returncode == 0 and service != "postgres":
+            packages[image] = freeze.stdout.split()
+    return packages
+
+
+def metadata(arguments: list[str], sweep: bool) -> dict:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    compose = subprocess.run([*compose_command(), "version", "--short"], capture_output=True, text=True)
+    return {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "git_commit": commit.stdout.strip() + ("-dirty" if dirty else ""),
+        "cpu_count": os.cpu_count(),
+        "kernel": platform.release(),
+        "docker_version": docker("version", "--format", "{{.Server.Version}}").strip(),
+        "compose_version": compose.stdout.strip(),
+        "command": " ".join(["python -m bench.run", *arguments]),
+        "sweep": sweep,
+        "packages": {},
+    }
+
+
+def choose_client(wanted: str) -> str:
+    client = wanted if wanted != "auto" else ("host" if shutil.which("ab") else "container")
+    if client == "host" and not shutil.which("ab"):
+        raise SystemExit("CLIENT=host needs ab on this machine: apt-get install apache2-utils")
+    if client == "container":
+        build = ["docker", "build", "--quiet", "--tag", AB_IMAGE, "--file", "bench/Dockerfile-ab", "bench"]
+        subprocess.run(build, cwd=ROOT, check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"})
+    return client
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
+    parser.add_argument("--scenarios", nargs="*", default=list(SCENARIOS), choices=SCENARIOS, metavar="SCENARIO")
+    parser.add_argument("-n", "--requests", type=int, help="requests per target (default: the tutorial's)")
+    parser.add_argument("-c", "--concurrency", type=int, help="ab's clients (default: the tutorial's)")
+    parser.add_argument("--delay", type=float, default=1.0)
+    parser.add_argument("--client", choices=("auto", "host", "container"), default="auto")
+    parser.add_argument("--sweep", type=lambda text: [int(c) for c in text.replace(",", " ").split()])
+    parser.add_argument("--out", type=Path)
+    arguments = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(arguments)
+    out = args.out or ROOT / "results" / datetime.now(UTC).strftime("%Y-%m-%dT%H%M%SZ")
+    out.mkdir(parents=True, exist_ok=True)
+    # ab holds one file per client; the default limit of 1024 stops it short of the sweep's loads.
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(65536, hard), hard))
+    client = choose_client(args.client)
+
+    targets = [t for t in (t for s in args.scenarios for t in load_targets(s)) if not args.sweep or t.load == "full"]
+    loads_of = {
+        t.name: [(args.requests or c * 5, c) for c in args.sweep]
+        if args.sweep
+        else [(args.requests or LOADS[t.load][0], args.concurrency or LOADS[t.load][1])]
+        for t in targets
+    }
+    document = {"metadata": metadata(arguments, bool(args.sweep)), "results": []}
+    progress = Progress(sum(len(loads) for loads in loads_of.values()))
+    for scenario in dict.fromkeys(t.scenario for t in targets):
+        progress.show(scenario, "building and starting")
+        with RunningScenario(scenario) as running:
+            document["metadata"]["packages"] |= image_packages(running)
+            for target in (t for t in targets if t.scenario == scenario):
+                label = f"{scenario} / {target.name}"
+                for requests_total, concurrency in loads_of[target.name]:
+                    record = describe(target, requests_total, concurrency, args.delay, client)
+                    progress.show(label, "verifying")
+                    problem = verify(target, args.delay)
+                    record |= {"verified": problem is None, "problem": problem}
+                    if problem is None:
+                        # A short warm-up without the delay: first connections, lazy imports, thread pools.
+                        warm = min(concurrency, 50)
+                        run_ab(target, running, client, warm * 2, warm, 0)
+                        progress.show(label, f"loading: ab -n {requests_total} -c {concurrency}, delay {args.delay:g}")
+                        record |= measure(target, running, record)
+                    record["ok"] = record["verified"] and not record["problem"]
+                    document["results"].append(record)
+                    progress.done += 1
+                    (out / "results.json").write_text(json.dumps(document, indent=2) + "\n")
+                    verdict = "ok" if record["ok"] else f"NOT OK: {record['problem']}"
+                    print(f"    {record.get('rps', '-')} requests/s, {verdict}", flush=True)
+    report.render(out)
+    failures = [r["target"] for r in document["results"] if not r["ok"]]
+    print(f"\nresults in {out}: results.json, results.md, charts" + (f"; NOT OK: {failures}" if failures else ""))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""ab's report as ab really prints it, the ceiling arithmetic, and the rendering of results.
+
+The files in ab_outputs/ are real ab 2.3 outputs captured here: clean.txt is `ab -n 40 -c 10` against
+slow_api at delay 0.2; non2xx.txt, length.txt and close.txt are `ab -n 40 -c 4` against a small
+http.server that answers every fourth request with 500, varies its body length, or closes every fourth
+connection unanswered; aborted.txt is `ab -n 200 -c 10` whose server was killed mid-run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from bench.ab import parse_ab
+from bench.ceiling import ceiling_rps, efficiency, naive_ceiling_rps
+from bench.report import render
+
+OUTPUTS = Path(__file__).parent / "ab_outputs"
+
+
+def parsed(name: str):
+    return parse_ab((OUTPUTS / f"{name}.txt").read_text())
+
+
+def test_clean_run() -> None:
+    result = parsed("clean")
+    assert (result.complete, result.failed, result.non2xx) == (40, 0, 0)
+    assert result.rps == 39.38 and result.seconds == 1.016
+    assert result.p99_ms == 204 and 200 <= result.p50_ms <= result.p99_ms
+
+
+def test_non_2xx_answers_are_not_failed_requests() -> None:
+    result = parsed("non2xx")
+    assert (result.complete, result.failed, result.non2xx) == (40, 0, 10)
+
+
+def test_length_failures() -> None:
+    result = parsed("length")
+    assert (result.failed, result.failed_length, result.failed_receive, result.non2xx) == (27, 27, 0, 0)
+
+
+def test_connections_closed_unanswered_count_as_failed() -> None:
+    result = parsed("close")
+    assert result.failed == 10 and result.failed == sum(
+        (result.failed_connect, result.failed_receive, result.failed_length, result.failed_exceptions)
+    )
+
+
+def test_aborted_run_is_an_error() -> None:
+    with pytest.raises(ValueError, match="no latency percentiles|Complete requests"):
+        parsed("aborted")
+
+
+def test_ceiling_counts_abs_solo_first_request() -> None:
+    assert ceiling_rps(2000, 200, 1, None) == pytest.approx(181.82, abs=0.01)  # 2000 / (1 + 10)
+    assert 10 / ceiling_rps(10, 5, 1, None) == pytest.approx(3.0)  # the tutorial's bonus: 3 s, not 2
+    assert ceiling_rps(10, 5, 1, 1) == pytest.approx(1.0)  # one request at a time
+    assert ceiling_rps(2000, 200, 1, 100) == pytest.approx(2000 / 21)  # the server, not ab, is the limit
+    assert ceiling_rps(2000, 200, 0.5, None) == pytest.approx(2 * 181.82, abs=0.02)
+    assert naive_ceiling_rps(200, 1, None) == 200 and naive_ceiling_rps(200, 1, 50) == 50
+    assert math.isinf(ceiling_rps(10, 5, 0, None))
+    assert efficiency(163.6, 181.8) == pytest.approx(0.9, abs=0.001)
+
+
+def record(target: str, ok: bool, **extra: object) -> dict:
+    return {
+        "scenario": "sync-gunicorn", "target": target, "server": "gunicorn", "mode": "sync", "workers": 4,
+        "threads_per_worker": 50, "gevent_cores": None, "concurrency": 200, "n": 2000, "c": 200, "delay": 1.0,
+        "client": "host", "ceiling_rps": 181.82, "ceiling_naive_rps": 200.0, "verified": True, "ok": ok,
+        "problem": None if ok else "3 failed, 0 non-2xx of 2000", "rps": 123.45, "efficiency": 0.679,
+        "p50_ms": 1010, "p99_ms": 2100, "failed": 0 if ok else 3, "non2xx": 0, "threads_idle": 8,
+        "threads_peak": 205, "rss_mb_peak": 120.5, "cpu_seconds": 9.3, "pg_sessions_peak": None, **extra,
+    }  # fmt: skip
+
+
+METADATA = {
+    "date": "2026-11-22T20:00:00+00:00", "git_commit": "abc1234", "cpu_count": 2, "kernel": "6.1",
+    "docker_version": "20.10.24", "compose_version": "1.29.2", "command": "python -m bench.run", "sweep": False,
+    "packages": {"flask-playground/gunicorn": ["Flask==3.1.3"]},
+}  # fmt: skip
+
+
+def test_report_shows_failures_as_failed_never_as_a_number(tmp_path: Path) -> None:
+    records = [record("good", True), record("bad", False, rps=999.9)]
+    (tmp_path / "results.json").write_text(json.dumps({"metadata": METADATA, "results": records}))
+    render(tmp_path)
+    markdown = (tmp_path / "results.md").read_text()
+    assert "python -m bench.run" in markdown and "Not OK: bad" in markdown
+    good_row, bad_row = (line for line in markdown.splitlines() if line.startswith("| sync-gunicorn"))
+    assert "123.5" in good_row and "68%" in good_row
+    assert "**FAILED**: 3 failed" in bad_row and "999.9" not in bad_row
+    for chart in ("throughput.png", "latency.png"):
+        assert (tmp_path / chart).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_sweep_report(tmp_path: Path) -> None:
+    records = [record("gunicorn-sync", True, c=c, n=5 * c, rps=min(c, 200) * 0.9) for c in (10, 50, 200, 500)]
+    metadata = METADATA | {"sweep": True}
+    (tmp_path / "results.json").write_text(json.dumps({"metadata": metadata, "results": records}))
+    render(tmp_path)
+    assert (tmp_path / "sweep.png").read_bytes()[:4] == b"\x89PNG"
+    assert "sweep.png" in (tmp_path / "results.md").read_text()

@@ -1,0 +1,58 @@
+"""The benchmark harness: its ceiling model against a real server, and a whole run on two scenarios."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bench import run
+from bench.ab import ab_command, parse_ab
+from bench.ceiling import ceiling_rps, naive_ceiling_rps
+from tests.conftest import SlowApiProcess
+
+RECORD_KEYS = {
+    "scenario", "target", "server", "mode", "workers", "threads_per_worker", "gevent_cores", "n", "c", "delay",
+    "rps", "ceiling_rps", "ceiling_naive_rps", "efficiency", "p50_ms", "p99_ms", "failed", "non2xx", "verified",
+    "threads_idle", "threads_peak", "rss_mb_peak", "cpu_seconds", "ok", "problem", "client",
+}  # fmt: skip
+METADATA_KEYS = {"date", "git_commit", "cpu_count", "kernel", "docker_version", "compose_version", "packages"}
+
+
+def test_ceiling_model_matches_ab_against_slow_api(slow_api: SlowApiProcess) -> None:
+    """slow_api adds almost nothing to its delay, so ab against it must score the model's ceiling."""
+    requests_total, concurrency, delay = 40, 10, 0.5
+    command = ab_command(f"{slow_api.url}?delay={delay}", requests_total, concurrency)
+    result = parse_ab(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+    ceiling = ceiling_rps(requests_total, concurrency, delay, None)  # 40 / (0.5 x 5) = 16
+    assert result.failed == 0 and result.non2xx == 0
+    assert 0.9 * ceiling <= result.rps <= 1.01 * ceiling, (result.rps, ceiling)
+    # The naive c / delay (20) is out of reach: ab's solo first request costs a whole delay.
+    assert result.rps < 0.85 * naive_ceiling_rps(concurrency, delay, None)
+
+
+@pytest.mark.docker
+def test_a_whole_run_on_two_scenarios(tmp_path: Path) -> None:
+    arguments = ["--scenarios", "sync-devserver", "async-gevent-gunicorn", "-n", "10", "-c", "5", "--delay", "0.5"]
+    assert run.main([*arguments, "--out", str(tmp_path)]) == 0
+    document = json.loads((tmp_path / "results.json").read_text())
+    assert document["metadata"].keys() >= METADATA_KEYS
+    assert any(name.startswith("flask-playground/") for name in document["metadata"]["packages"])
+    records = {record["target"]: record for record in document["results"]}
+    assert records.keys() == {"devserver-single", "devserver-threaded", "gunicorn-gevent"}
+    for name, record in records.items():
+        assert record.keys() >= RECORD_KEYS, (name, RECORD_KEYS - record.keys())
+        assert record["verified"] and record["ok"] and record["problem"] is None, record
+        assert (record["failed"], record["non2xx"]) == (0, 0), record
+        assert 0 < record["rps"] <= 1.01 * record["ceiling_rps"], record
+        assert 0 < record["efficiency"] <= 1.01, record
+        assert record["threads_peak"] >= record["threads_idle"] > 0, record
+        assert record["rss_mb_peak"] > 5 and record["cpu_seconds"] >= 0, record
+        assert record["p50_ms"] >= 500, record  # every request waited the delay
+    # One request at a time: 10 requests of 0.5 s cannot beat 2 per second.
+    assert records["devserver-single"]["ceiling_rps"] == pytest.approx(2.0)
+    assert records["devserver-threaded"]["threads_peak"] > records["devserver-single"]["threads_peak"]
+    for output in ("results.md", "throughput.png", "latency.png"):
+        assert (tmp_path / output).stat().st_size > 0, output
