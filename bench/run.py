@@ -96,10 +96,9 @@ def measure(target: Target, running: RunningScenario, record: dict) -> dict:
     """ab's figures and the server's usage during the load, or the problem that spoiled them."""
     server_pid = running.main_pid(target.service)
     postgres_pid = running.main_pid("postgres") if "postgres" in running.container_ids() else None
-    threads_idle = os_threads(server_pids(server_pid))
     with Sampler(server_pid, postgres_pid) as sampler:
         command, output = run_ab(target, running, record["client"], record["n"], record["c"], record["delay"])
-    measured = {"command": " ".join(command), "threads_idle": threads_idle, **asdict(sampler.usage)}
+    measured = {"command": " ".join(command), **asdict(sampler.usage)}
     try:
         result = parse_ab(output)
     except ValueError as error:
@@ -192,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
                 label = f"{scenario} / {target.name}"
                 for requests_total, concurrency in loads_of[target.name]:
                     record = describe(target, requests_total, concurrency, args.delay, client)
+                    # Before any request: what the server holds when nothing happens.
+                    record["threads_idle"] = os_threads(server_pids(running.main_pid(target.service)))
                     progress.show(label, "verifying")
                     problem = verify(target, args.delay)
                     record |= {"verified": problem is None, "problem": problem}
