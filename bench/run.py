@@ -28,6 +28,8 @@ from bench.scenarios import LOADS, ROOT, SCENARIOS, Target, load_targets
 
 SWEEP_CONCURRENCIES = (10, 50, 200, 500, 1000)
 AB_IMAGE = "flask-playground/ab"
+# The app's settings that change its speed; each record keeps their values as the container had them.
+APP_SETTINGS = ("SLOW_API_CLIENT", "GEVENT_RESOLVER")
 
 
 class Progress:
@@ -67,7 +69,7 @@ def run_ab(
         command = ab_command(target.url + query, requests_total, concurrency)
     else:
         ab = ab_command(target.url_inside + query, requests_total, concurrency)
-        command = ["docker", "run", "--rm", "--network", running.network(), "--ulimit", "nofile=65536", AB_IMAGE, *ab]
+        command = ["docker", "run", "--rm", "--network", running.network(), AB_IMAGE, *ab]
     finished = subprocess.run(command, capture_output=True, text=True)
     return command, finished.stdout + finished.stderr
 
@@ -116,6 +118,12 @@ def measure(target: Target, running: RunningScenario, record: dict) -> dict:
         "non2xx": result.non2xx,
         "problem": problem,
     }
+
+
+def app_settings(running: RunningScenario, service: str) -> dict[str, str]:
+    environment = json.loads(docker("inspect", "--format", "{{json .Config.Env}}", running.container_ids()[service]))
+    pairs = (variable.split("=", 1) for variable in environment)
+    return {name: value for name, value in pairs if name in APP_SETTINGS}
 
 
 def image_packages(running: RunningScenario) -> dict[str, list[str]]:
@@ -191,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
                 label = f"{scenario} / {target.name}"
                 for requests_total, concurrency in loads_of[target.name]:
                     record = describe(target, requests_total, concurrency, args.delay, client)
+                    record["app_settings"] = app_settings(running, target.service)
                     # Before any request: what the server holds when nothing happens.
                     record["threads_idle"] = os_threads(server_pids(running.main_pid(target.service)))
                     progress.show(label, "verifying")

@@ -11,7 +11,23 @@ SLOW_API_URL = os.environ.get("SLOW_API_URL", "http://slow_api:8000/")
 TIMEOUT_MARGIN = float(os.environ.get("SLOW_API_TIMEOUT_MARGIN", "5"))
 CONNECT_TIMEOUT = 3.0
 MAX_DELAY = 30.0
+# "session" keeps connections to slow_api open in one shared pool; "per-request" is the tutorial's
+# requests.get, which opens a new connection, and looks slow_api's address up, for every request.
+SLOW_API_CLIENT = os.environ.get("SLOW_API_CLIENT", "per-request")
 
+
+def http_client() -> requests.Session:
+    if SLOW_API_CLIENT == "per-request":
+        return requests  # type: ignore[return-value]  # the module's get() is a one-off session
+    if SLOW_API_CLIENT != "session":
+        raise SystemExit(f"SLOW_API_CLIENT must be 'session' or 'per-request', not {SLOW_API_CLIENT!r}")
+    session = requests.Session()
+    # urllib3 keeps 10 connections per host: past that, every extra request would open and drop its own.
+    session.mount("http://", requests.adapters.HTTPAdapter(pool_maxsize=1000))
+    return session
+
+
+slow_api = http_client()
 app = Flask(__name__)
 
 
@@ -29,7 +45,7 @@ def requested_delay() -> float:
 
 def call_slow_api(delay: float) -> str:
     try:
-        response = requests.get(
+        response = slow_api.get(
             SLOW_API_URL,
             params={"delay": delay},
             timeout=(CONNECT_TIMEOUT, delay + TIMEOUT_MARGIN),

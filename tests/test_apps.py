@@ -50,10 +50,14 @@ class TestSlowApi:
 
 
 class TestFlaskApp:
-    @pytest.fixture
-    def client(self, slow_api: SlowApiProcess, monkeypatch: pytest.MonkeyPatch):
-        app = load_app("flask_app", monkeypatch, SLOW_API_URL=slow_api.url, SLOW_API_TIMEOUT_MARGIN="0.5")
-        return app.app.test_client()
+    @pytest.fixture(params=["per-request", "session"])
+    def client(self, request: pytest.FixtureRequest, slow_api: SlowApiProcess, monkeypatch: pytest.MonkeyPatch):
+        environment = {"SLOW_API_URL": slow_api.url, "SLOW_API_TIMEOUT_MARGIN": "0.5", "SLOW_API_CLIENT": request.param}
+        return load_app("flask_app", monkeypatch, **environment).app.test_client()
+
+    def test_unknown_client_mode_stops_at_start(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        with pytest.raises(SystemExit, match="SLOW_API_CLIENT must be"):
+            load_app("flask_app", monkeypatch, SLOW_API_CLIENT="pooled")
 
     def test_answers_with_slow_api_text(self, client) -> None:
         started = time.monotonic()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -51,8 +52,33 @@ def test_a_whole_run_on_two_scenarios(tmp_path: Path) -> None:
         assert record["threads_peak"] >= record["threads_idle"] > 0, record
         assert record["rss_mb_peak"] > 5 and record["cpu_seconds"] >= 0, record
         assert record["p50_ms"] >= 500, record  # every request waited the delay
+        expected = {"SLOW_API_CLIENT": "per-request", "GEVENT_RESOLVER": "thread"}  # common.yml's defaults
+        assert record["app_settings"] == {name: os.environ.get(name) or value for name, value in expected.items()}
     # One request at a time: 10 requests of 0.5 s cannot beat 2 per second.
     assert records["devserver-single"]["ceiling_rps"] == pytest.approx(2.0)
     assert records["devserver-threaded"]["threads_peak"] > records["devserver-single"]["threads_peak"]
     for output in ("results.md", "throughput.png", "latency.png"):
         assert (tmp_path / output).stat().st_size > 0, output
+
+
+@pytest.mark.docker
+def test_ab_from_a_container_on_the_scenario_network(tmp_path: Path) -> None:
+    arguments = [
+        "--scenarios",
+        "async-gevent-gunicorn",
+        "-n",
+        "20",
+        "-c",
+        "10",
+        "--delay",
+        "0.3",
+        "--client",
+        "container",
+    ]
+    assert run.main([*arguments, "--out", str(tmp_path)]) == 0
+    (record,) = json.loads((tmp_path / "results.json").read_text())["results"]
+    assert record["client"] == "container" and record["ok"], record
+    assert (
+        "--network async-gevent-gunicorn_default" in record["command"] and "http://flask_app:3000/" in record["command"]
+    )
+    assert 0 < record["rps"] <= 1.01 * record["ceiling_rps"], record
