@@ -22,7 +22,7 @@ import requests
 from bench import report
 from bench.ab import ab_command, parse_ab
 from bench.ceiling import ceiling_rps, efficiency, naive_ceiling_rps
-from bench.compose import RunningScenario, compose_command, docker, os_threads, server_pids
+from bench.compose import RunningScenario, ScenarioError, compose_command, docker, os_threads, server_pids
 from bench.sampler import Sampler
 from bench.scenarios import LOADS, ROOT, SCENARIOS, Target, load_targets
 
@@ -191,13 +191,24 @@ def main(argv: list[str] | None = None) -> int:
     }
     document = {"metadata": metadata(arguments, bool(args.sweep)), "results": []}
     progress = Progress(sum(len(loads) for loads in loads_of.values()))
+
+    def keep(record: dict) -> None:
+        record["ok"] = record["verified"] and not record["problem"]
+        document["results"].append(record)
+        progress.done += 1
+        (out / "results.json").write_text(json.dumps(document, indent=2) + "\n")
+        verdict = "ok" if record["ok"] else f"NOT OK: {record['problem']}"
+        print(f"    {record.get('rps', '-')} requests/s, {verdict}", flush=True)
+
     for scenario in dict.fromkeys(t.scenario for t in targets):
         progress.show(scenario, "building and starting")
-        with RunningScenario(scenario) as running:
-            document["metadata"]["packages"] |= image_packages(running)
-            for target in (t for t in targets if t.scenario == scenario):
-                label = f"{scenario} / {target.name}"
-                for requests_total, concurrency in loads_of[target.name]:
+        runs = [(t, n, c) for t in targets if t.scenario == scenario for n, c in loads_of[t.name]]
+        try:
+            with RunningScenario(scenario) as running:
+                document["metadata"]["packages"] |= image_packages(running)
+                while runs:
+                    target, requests_total, concurrency = runs[0]
+                    label = f"{scenario} / {target.name}"
                     record = describe(target, requests_total, concurrency, args.delay, client)
                     record["app_settings"] = app_settings(running, target.service)
                     # Before any request: what the server holds when nothing happens.
@@ -211,12 +222,13 @@ def main(argv: list[str] | None = None) -> int:
                         run_ab(target, running, client, warm * 2, warm, 0)
                         progress.show(label, f"loading: ab -n {requests_total} -c {concurrency}, delay {args.delay:g}")
                         record |= measure(target, running, record)
-                    record["ok"] = record["verified"] and not record["problem"]
-                    document["results"].append(record)
-                    progress.done += 1
-                    (out / "results.json").write_text(json.dumps(document, indent=2) + "\n")
-                    verdict = "ok" if record["ok"] else f"NOT OK: {record['problem']}"
-                    print(f"    {record.get('rps', '-')} requests/s, {verdict}", flush=True)
+                    keep(record)
+                    runs.pop(0)
+        except ScenarioError as error:
+            # A scenario that does not start fails each of its targets, and the run goes on with the next.
+            for target, requests_total, concurrency in runs:
+                failed = {"verified": False, "problem": f"did not start: {str(error).splitlines()[0][:200]}"}
+                keep(describe(target, requests_total, concurrency, args.delay, client) | failed)
     report.render(out)
     failures = [r["target"] for r in document["results"] if not r["ok"]]
     print(f"\nresults in {out}: results.json, results.md, charts" + (f"; NOT OK: {failures}" if failures else ""))
