@@ -43,6 +43,10 @@ def _number(text: str, label: str) -> float:
 
 def parse_ab(text: str) -> AbResult:
     """The figures of a complete ab report; ValueError for an aborted or empty run."""
+    # An aborted ab prints its reason and how far it got instead of a report: that is what a reader needs.
+    aborted = re.findall(r"^.*?(apr_\w+: .+|Total of \d+ requests completed)$", text, re.MULTILINE)
+    if aborted:
+        raise ValueError(f"ab aborted: {'; '.join(aborted)}")
     breakdown = re.search(r"\(Connect: (\d+), Receive: (\d+), Length: (\d+), Exceptions: (\d+)\)", text)
     connect, receive, length, exceptions = map(int, breakdown.groups()) if breakdown else (0, 0, 0, 0)
     non2xx = re.search(r"^Non-2xx responses:\s+(\d+)", text, re.MULTILINE)

@@ -51,7 +51,8 @@ def _row(record: dict) -> list[str]:
 
 def _table(records: list[dict]) -> str:
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(_row(record)) + " |" for record in records]
+    # A "|" in a cell (an unexpected body, a Docker error) would otherwise start a new column.
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in _row(record)) + " |" for record in records]
     return "\n".join(lines)
 
 
@@ -79,7 +80,8 @@ def _throughput_chart(records: list[dict], metadata: dict, path: Path) -> None:
         axes.plot([naive] * 2, [row - 0.4, row + 0.4], color="grey", linestyle=":")
     axes.axvline(100, color="black", linewidth=2)
     axes.set_yticks(range(len(labels)), labels, fontsize=8)
-    axes.set_xlim(0, 125)
+    naive_most = max(100 * record["ceiling_naive_rps"] / record["ceiling_rps"] for record in records)
+    axes.set_xlim(0, max(125, naive_most + 10))
     axes.set_xlabel("% of ab's ceiling (orange: sync, blue: gevent; dotted: the naive c / delay)")
     axes.set_title("Throughput against the best ab can measure for the same load")
     _footer(figure, metadata)
@@ -92,12 +94,14 @@ def _latency_chart(records: list[dict], metadata: dict, path: Path) -> None:
     measured = [record for record in records if "p99_ms" in record]
     figure, axes = plt.subplots(figsize=(10, 0.5 * len(measured) + 1.6))
     rows = range(len(measured))
-    labels = [_label(record) for record in measured][::-1]
+    labels = [_label(record) + ("" if record["ok"] else " (FAILED)") for record in measured][::-1]
     axes.barh([r + 0.2 for r in rows], [record["p50_ms"] for record in measured[::-1]], height=0.4, label="P50")
     axes.barh([r - 0.2 for r in rows], [record["p99_ms"] for record in measured[::-1]], height=0.4, label="P99")
     for delay in sorted({record["delay"] for record in measured}):
         axes.axvline(delay * 1000, color="black", linestyle="--", linewidth=1)
     axes.set_yticks(list(rows), labels, fontsize=8)
+    for tick, record in zip(axes.get_yticklabels(), measured[::-1], strict=True):
+        tick.set_color("black" if record["ok"] else "tab:red")
     axes.set_xlabel("latency, ms (dashed: the delay every request waits)")
     axes.set_title("Latency per target")
     axes.legend(loc="lower right")
@@ -114,6 +118,10 @@ def _sweep_chart(records: list[dict], metadata: dict, path: Path) -> None:
         style = "-" if points[0]["mode"] == "gevent" else "--"
         rps = [record["rps"] if record["ok"] else float("nan") for record in points]
         axes.plot([record["c"] for record in points], rps, style, marker="o", label=f"{target} ({_at_once(points[0])})")
+        if failed := [record["c"] for record in points if not record["ok"]]:
+            # A failed load has no throughput to plot: a red cross at the foot of the chart marks its place.
+            axes.plot(failed, [0.02] * len(failed), "x", color="tab:red", markersize=10, markeredgewidth=2,
+                      transform=axes.get_xaxis_transform(), label=f"{target}: FAILED", clip_on=False)  # fmt: skip
     ceiling = sorted({(record["c"], record["n"], record["delay"]) for record in records})
     axes.plot(
         [c for c, _, _ in ceiling], [ceiling_rps(n, c, d, None) for c, n, d in ceiling], "k:", label="ab's ceiling"

@@ -107,7 +107,8 @@ def measure(target: Target, running: RunningScenario, record: dict) -> dict:
         return measured | {"problem": f"ab did not finish: {error}"}
     problem = None
     if result.failed or result.non2xx:
-        problem = f"{result.failed} failed, {result.non2xx} non-2xx of {record['n']}"
+        # ab counts failure events (one reset can be a receive error, a length and an exception), not requests.
+        problem = f"ab counted {result.failed} failures and {result.non2xx} non-2xx answers in {record['n']} requests"
     return measured | {
         "rps": result.rps,
         "seconds": result.seconds,

@@ -3,7 +3,9 @@
 The files in ab_outputs/ are real ab 2.3 outputs captured here: clean.txt is `ab -n 40 -c 10` against
 slow_api at delay 0.2; non2xx.txt, length.txt and close.txt are `ab -n 40 -c 4` against a small
 http.server that answers every fourth request with 500, varies its body length, or closes every fourth
-connection unanswered; aborted.txt is `ab -n 200 -c 10` whose server was killed mid-run.
+connection unanswered; aborted.txt is `ab -n 200 -c 10` whose server was killed mid-run. reset.txt is
+`ab -r -n 40 -c 4` against an http.server that resets every fourth connection (SO_LINGER 0, then close),
+reset_without_r.txt the same without -r.
 """
 
 from __future__ import annotations
@@ -49,9 +51,21 @@ def test_connections_closed_unanswered_count_as_failed() -> None:
     )
 
 
-def test_aborted_run_is_an_error() -> None:
-    with pytest.raises(ValueError, match="no latency percentiles|Complete requests"):
+def test_reset_connections_count_as_failed_with_r() -> None:
+    # 10 resets of 40: ab counts each as a receive error, a wrong length and a poll exception.
+    result = parsed("reset")
+    assert (result.complete, result.failed, result.non2xx) == (40, 30, 0)
+    breakdown = (result.failed_connect, result.failed_receive, result.failed_length, result.failed_exceptions)
+    assert breakdown == (0, 10, 10, 10)
+
+
+def test_aborted_run_is_an_error_that_says_why() -> None:
+    with pytest.raises(
+        ValueError, match=r"apr_socket_recv: Connection refused \(111\); Total of 42 requests completed"
+    ):
         parsed("aborted")
+    with pytest.raises(ValueError, match=r"apr_socket_recv: Connection reset by peer \(104\)"):
+        parsed("reset_without_r")
 
 
 def test_ceiling_counts_abs_solo_first_request() -> None:
@@ -84,20 +98,22 @@ METADATA = {
 
 
 def test_report_shows_failures_as_failed_never_as_a_number(tmp_path: Path) -> None:
-    records = [record("good", True), record("bad", False, rps=999.9)]
+    records = [record("good", True), record("bad", False, rps=999.9, problem="unexpected body 'a | b'")]
     (tmp_path / "results.json").write_text(json.dumps({"metadata": METADATA, "results": records}))
     render(tmp_path)
     markdown = (tmp_path / "results.md").read_text()
     assert "python -m bench.run" in markdown and "Not OK: bad" in markdown
     good_row, bad_row = (line for line in markdown.splitlines() if line.startswith("| sync-gunicorn"))
     assert "123.5" in good_row and "68%" in good_row
-    assert "**FAILED**: 3 failed" in bad_row and "999.9" not in bad_row
+    assert "**FAILED**: unexpected body 'a \\| b'" in bad_row and "999.9" not in bad_row
+    assert bad_row.replace("\\|", "").count("|") == good_row.count("|")
     for chart in ("throughput.png", "latency.png"):
         assert (tmp_path / chart).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_sweep_report(tmp_path: Path) -> None:
     records = [record("gunicorn-sync", True, c=c, n=5 * c, rps=min(c, 200) * 0.9) for c in (10, 50, 200, 500)]
+    records.append(record("gunicorn-sync", False, c=1000, n=5000, rps=999.9))  # drawn as a red cross, not a point
     metadata = METADATA | {"sweep": True}
     (tmp_path / "results.json").write_text(json.dumps({"metadata": metadata, "results": records}))
     render(tmp_path)
