@@ -7,7 +7,7 @@ PYTHON := $(VENV)/bin/python
 LOAD = $(if $(N),-n $(N)) $(if $(C),-c $(C)) $(if $(DELAY),--delay $(DELAY))
 BENCH = $(PYTHON) -m bench.run --client $(CLIENT) $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT))
 
-.PHONY: help venv up down ab threads bench sweep test test-fast lint format
+.PHONY: help venv up down ab threads bench sweep overload test test-fast lint format
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -32,11 +32,14 @@ ab: $(PYTHON) ## the tutorial's ab command against each port of S (N=2000 C=200 
 threads: $(PYTHON) ## OS threads of each server of the running scenario S (the tutorial's `top -H`)
 	$(PYTHON) -m bench threads $(S)
 
-bench: $(PYTHON) ## every scenario verified and loaded, into results/<time>/ (SCENARIOS= N= C= DELAY= OUT= CLIENT=)
-	$(BENCH) $(LOAD)
+bench: $(PYTHON) ## app images built cold, every scenario verified and loaded, into results/<time>/ (SCENARIOS= N= C= DELAY= OUT= CLIENT=)
+	$(BENCH) --cold-build $(LOAD)
 
 sweep: $(PYTHON) ## the concurrent targets at 10, 50, 200, 500, 1000 clients (CONCURRENCIES="..." DELAY= OUT=)
 	$(BENCH) --sweep "$(or $(CONCURRENCIES),10 50 200 500 1000)" $(if $(DELAY),--delay $(DELAY))
+
+overload: $(PYTHON) ## more and more clients (one request each) per concurrent target, until a request fails (LEVELS="...")
+	$(BENCH) --overload "$(or $(LEVELS),1000 2000 3000 5000 7500 10000 15000)" $(if $(DELAY),--delay $(DELAY))
 
 test-fast: $(PYTHON) ## the tests that need no Docker
 	$(PYTHON) -m pytest -m "not docker"

@@ -15,8 +15,11 @@ from bench.ceiling import ceiling_rps  # noqa: E402
 
 COLUMNS = (
     "scenario", "target", "server", "mode", "at once", "n / c / delay", "requests/s", "ceiling", "efficiency",
-    "P50 ms", "P99 ms", "failed", "non-2xx", "OS threads idle → peak", "peak RSS MB", "CPU s",
+    "P50 ms", "P99 ms", "failed", "non-2xx", "OS threads idle → peak", "peak RSS MB", "app CPU ms / request",
+    "other CPU ms / request", "machine busy",
 )  # fmt: skip
+# Short names for the other processes on a request's path, in the order they appear in the table.
+OTHERS = {"nginx": "nginx", "slow_api": "api", "postgres": "pg", "docker-proxy": "proxy", "ab": "ab"}
 
 
 def _label(record: dict) -> str:
@@ -33,6 +36,17 @@ def _rps(rps: float) -> str:
     return f"{rps:.2f}" if rps < 10 else f"{rps:.1f}"
 
 
+def _per_request_ms(seconds: float, record: dict) -> str:
+    return f"{1000 * seconds / record['n']:.2f}"
+
+
+def _others(record: dict) -> str:
+    spent = record.get("cpu_seconds_others") or {}
+    return ", ".join(
+        f"{short} {_per_request_ms(spent[name], record)}" for name, short in OTHERS.items() if name in spent
+    )
+
+
 def _row(record: dict) -> list[str]:
     measured = "rps" in record
     throughput = _rps(record["rps"]) if record["ok"] else f"**FAILED**: {record['problem']}"
@@ -45,7 +59,9 @@ def _row(record: dict) -> list[str]:
         record["scenario"], record["target"], record["server"], record["mode"], _at_once(record),
         f"{record['n']} / {record['c']} / {record['delay']:g} s", throughput, _rps(record["ceiling_rps"]),
         value("efficiency", "{:.0%}") if record["ok"] else "–", value("p50_ms", "{:.0f}"), value("p99_ms", "{:.0f}"),
-        value("failed"), value("non2xx"), threads, value("rss_mb_peak", "{:.0f}"), value("cpu_seconds", "{:.1f}"),
+        value("failed"), value("non2xx"), threads, value("rss_mb_peak", "{:.0f}"),
+        _per_request_ms(record["cpu_seconds"], record) if measured else "–", _others(record) if measured else "–",
+        value("machine_busy", "{:.0%}"),
     ]  # fmt: skip
 
 
@@ -138,16 +154,58 @@ def _sweep_chart(records: list[dict], metadata: dict, path: Path) -> None:
     plt.close(figure)
 
 
+def _overload_table(records: list[dict]) -> str:
+    lines = [
+        "| target | holds at once | most clients, none failed | first failure at | what failed | answered after |",
+        "|---|---|---|---|---|---|",
+    ]
+    for target in dict.fromkeys(record["target"] for record in records):
+        levels = [record for record in records if record["target"] == target]
+        passed = [record["c"] for record in levels if record["ok"]]
+        failed = next((record for record in levels if not record["ok"]), None)
+        survived = {None: "–", True: "yes", False: "**no**"}[failed.get("survived") if failed else None]
+        cells = [
+            target, _at_once(levels[0]), str(max(passed)) if passed else "none",
+            str(failed["c"]) if failed else f"none up to {levels[-1]['c']}",
+            failed["problem"] if failed else "–", survived,
+        ]  # fmt: skip
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(lines)
+
+
+def _images(metadata: dict) -> list[str]:
+    images = metadata.get("images")
+    if not images:
+        return []
+    rows = [
+        f"| `{name}` | {images['size_mb'][name]} | {seconds} |" for name, seconds in images["build_seconds"].items()
+    ]
+    return [
+        f"Every app image built without cache, one after the other: {images['cold_build_seconds']} s in all.",
+        "",
+        "| image | size MB | build s |",
+        "|---|---|---|",
+        *rows,
+        "",
+    ]
+
+
 def render(out: Path) -> None:
     document = json.loads((out / "results.json").read_text())
     metadata, records = document["metadata"], document["results"]
-    charts = ["sweep.png"] if metadata.get("sweep") else ["throughput.png", "latency.png"]
-    if metadata.get("sweep"):
-        _sweep_chart(records, metadata, out / "sweep.png")
-    else:
+    # Result sets from before "mode" said "sweep": true or false.
+    mode = metadata.get("mode") or ("sweep" if metadata.get("sweep") else "bench")
+    if mode == "bench":
+        charts = ["throughput.png", "latency.png"]
         _throughput_chart(records, metadata, out / "throughput.png")
         _latency_chart(records, metadata, out / "latency.png")
+    else:
+        charts = ["sweep.png"]
+        _sweep_chart(records, metadata, out / "sweep.png")
     not_ok = [record["target"] for record in records if not record["ok"]]
+    if mode == "overload":
+        not_ok = []  # failures are what overload looks for; the summary says where each server's came
+    summary = [_overload_table(records), ""] if mode == "overload" else []
     packages = "\n".join(f"- `{image}`: {' '.join(names)}" for image, names in metadata["packages"].items())
     lines = [
         "# Benchmark results",
@@ -157,8 +215,13 @@ def render(out: Path) -> None:
         f"{metadata['date']}, git {metadata['git_commit']}: {metadata['cpu_count']} cores, Linux {metadata['kernel']},"
         f" Docker {metadata['docker_version']}, Compose {metadata['compose_version']}.",
         "",
-        f"**Not OK: {', '.join(not_ok)}**" if not_ok else "Every target verified, no failed or non-2xx request.",
+        f"**Not OK: {', '.join(not_ok)}**"
+        if not_ok
+        else "Each target given more and more clients, one request each, until a request failed."
+        if mode == "overload"
+        else "Every target verified, no failed or non-2xx request.",
         "",
+        *summary,
         _table(records),
         "",
         "The ceiling is the best a perfect server could score under ab: ab sends its first request alone and opens"
@@ -168,6 +231,7 @@ def render(out: Path) -> None:
         "",
         *(f"![{chart}]({chart})" for chart in charts),
         "",
+        *_images(metadata),
         "Packages in the images:",
         "",
         packages,

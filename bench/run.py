@@ -18,12 +18,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import requests
+import yaml
 
 from bench import report
 from bench.ab import ab_command, parse_ab
 from bench.ceiling import ceiling_rps, efficiency, naive_ceiling_rps
 from bench.compose import RunningScenario, ScenarioError, compose_command, docker, os_threads, server_pids
-from bench.sampler import Sampler
+from bench.sampler import Sampler, docker_proxy_pids
 from bench.scenarios import LOADS, ROOT, SCENARIOS, Target, load_targets
 
 SWEEP_CONCURRENCIES = (10, 50, 200, 500, 1000)
@@ -96,11 +97,23 @@ def describe(target: Target, requests_total: int, concurrency: int, delay: float
 
 def measure(target: Target, running: RunningScenario, record: dict) -> dict:
     """ab's figures and the server's usage during the load, or the problem that spoiled them."""
+    services = running.container_ids()
     server_pid = running.main_pid(target.service)
-    postgres_pid = running.main_pid("postgres") if "postgres" in running.container_ids() else None
-    with Sampler(server_pid, postgres_pid) as sampler:
+    postgres_pid = running.main_pid("postgres") if "postgres" in services else None
+    # Everything else on a request's path, whose CPU time is spent on the same two cores.
+    others = {
+        service: [running.main_pid(service)] for service in ("slow_api", "nginx", "postgres") if service in services
+    }
+    if record["client"] == "host":
+        others["docker-proxy"] = docker_proxy_pids()
+    ab_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with Sampler(server_pid, postgres_pid, others) as sampler:
         command, output = run_ab(target, running, record["client"], record["n"], record["c"], record["delay"])
+    ab_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     measured = {"command": " ".join(command), **asdict(sampler.usage)}
+    if record["client"] == "host":
+        ab_cpu = ab_after.ru_utime + ab_after.ru_stime - ab_before.ru_utime - ab_before.ru_stime
+        measured["cpu_seconds_others"]["ab"] = round(ab_cpu, 2)
     try:
         result = parse_ab(output)
     except ValueError as error:
@@ -138,7 +151,7 @@ def image_packages(running: RunningScenario) -> dict[str, list[str]]:
     return packages
 
 
-def metadata(arguments: list[str], sweep: bool) -> dict:
+def metadata(arguments: list[str], mode: str) -> dict:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     compose = subprocess.run([*compose_command(), "version", "--short"], capture_output=True, text=True)
@@ -150,9 +163,48 @@ def metadata(arguments: list[str], sweep: bool) -> dict:
         "docker_version": docker("version", "--format", "{{.Server.Version}}").strip(),
         "compose_version": compose.stdout.strip(),
         "command": " ".join(["python -m bench.run", *arguments]),
-        "sweep": sweep,
+        "mode": mode,  # bench, sweep or overload
         "packages": {},
     }
+
+
+def app_images() -> dict[str, tuple[str, str]]:
+    """Every image the compose files build: name -> (build context, Dockerfile), from the files themselves."""
+    images = {}
+    for path in sorted(ROOT.glob("*.yml")):
+        for service in yaml.safe_load(path.read_text()).get("services", {}).values():
+            build = service.get("build")
+            if build and "image" in service:
+                context, dockerfile = (
+                    (build, "Dockerfile")
+                    if isinstance(build, str)
+                    else (build["context"], build.get("dockerfile", "Dockerfile"))
+                )
+                images[service["image"]] = (context, dockerfile)
+    return images
+
+
+def cold_build() -> dict:
+    """Build every app image without cache, one after the other (the base images already here): the time a
+    user waits on a first `up`, and each image's size."""
+    seconds, sizes = {}, {}
+    for image, (context, dockerfile) in app_images().items():
+        started = time.monotonic()
+        command = [
+            "docker",
+            "build",
+            "--no-cache",
+            "--quiet",
+            "--tag",
+            image,
+            "--file",
+            f"{context}/{dockerfile}",
+            context,
+        ]
+        subprocess.run(command, cwd=ROOT, check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"})
+        seconds[image] = round(time.monotonic() - started, 1)
+        sizes[image] = round(int(docker("image", "inspect", "--format", "{{.Size}}", image)) / 1e6)
+    return {"cold_build_seconds": round(sum(seconds.values()), 1), "build_seconds": seconds, "size_mb": sizes}
 
 
 def choose_client(wanted: str) -> str:
@@ -165,6 +217,10 @@ def choose_client(wanted: str) -> str:
     return client
 
 
+def concurrencies(text: str) -> list[int]:
+    return sorted(int(c) for c in text.replace(",", " ").split())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
     parser.add_argument("--scenarios", nargs="*", default=list(SCENARIOS), choices=SCENARIOS, metavar="SCENARIO")
@@ -172,7 +228,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-c", "--concurrency", type=int, help="ab's clients (default: the tutorial's)")
     parser.add_argument("--delay", type=float, default=1.0)
     parser.add_argument("--client", choices=("auto", "host", "container"), default="auto")
-    parser.add_argument("--sweep", type=lambda text: [int(c) for c in text.replace(",", " ").split()])
+    modes = parser.add_mutually_exclusive_group()
+    modes.add_argument("--sweep", type=concurrencies, help="these client counts, 5 x as many requests each")
+    modes.add_argument("--overload", type=concurrencies, help="these client counts, one request each, up to a failure")
+    parser.add_argument("--cold-build", action="store_true", help="first time a no-cache build of every app image")
     parser.add_argument("--out", type=Path)
     arguments = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(arguments)
@@ -183,14 +242,21 @@ def main(argv: list[str] | None = None) -> int:
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(65536, hard), hard))
     client = choose_client(args.client)
 
-    targets = [t for t in (t for s in args.scenarios for t in load_targets(s)) if not args.sweep or t.load == "full"]
-    loads_of = {
-        t.name: [(args.requests or c * 5, c) for c in args.sweep]
-        if args.sweep
-        else [(args.requests or LOADS[t.load][0], args.concurrency or LOADS[t.load][1])]
-        for t in targets
-    }
-    document = {"metadata": metadata(arguments, bool(args.sweep)), "results": []}
+    levels = args.sweep or args.overload
+    targets = [t for t in (t for s in args.scenarios for t in load_targets(s)) if not levels or t.load == "full"]
+    if args.sweep:
+        loads_of = {t.name: [(args.requests or c * 5, c) for c in args.sweep] for t in targets}
+    elif args.overload:
+        loads_of = {t.name: [(c, c) for c in args.overload] for t in targets}
+    else:
+        loads_of = {
+            t.name: [(args.requests or LOADS[t.load][0], args.concurrency or LOADS[t.load][1])] for t in targets
+        }
+    mode = "sweep" if args.sweep else "overload" if args.overload else "bench"
+    document = {"metadata": metadata(arguments, mode), "results": []}
+    if args.cold_build:
+        print("building every app image without cache", flush=True)
+        document["metadata"]["images"] = cold_build()
     progress = Progress(sum(len(loads) for loads in loads_of.values()))
 
     def keep(record: dict) -> None:
@@ -218,13 +284,23 @@ def main(argv: list[str] | None = None) -> int:
                     problem = verify(target, args.delay)
                     record |= {"verified": problem is None, "problem": problem}
                     if problem is None:
-                        # A short warm-up without the delay: first connections, lazy imports, thread pools.
-                        warm = min(concurrency, 50)
-                        run_ab(target, running, client, warm * 2, warm, 0)
+                        if not args.overload:  # overload is a sudden flood: no warm-up
+                            # Without the delay, at the load's concurrency: connections, pools, threads.
+                            warm = min(concurrency, 1000)
+                            run_ab(target, running, client, warm * 2, warm, 0)
                         progress.show(label, f"loading: ab -n {requests_total} -c {concurrency}, delay {args.delay:g}")
                         record |= measure(target, running, record)
+                    if args.overload and record["verified"] and record["problem"]:
+                        # The first failing concurrency is the finding; what matters next is that the server lives.
+                        progress.show(label, "overloaded: does it still answer?")
+                        record["survived"] = verify(target, args.delay) is None
+                        runs = [run for run in runs if run[0] != target]
+                        progress.done += (
+                            len(loads_of[target.name]) - 1 - loads_of[target.name].index((requests_total, concurrency))
+                        )
+                    else:
+                        runs.pop(0)
                     keep(record)
-                    runs.pop(0)
         except ScenarioError as error:
             # A scenario that does not start fails each of its targets, and the run goes on with the next.
             for target, requests_total, concurrency in runs:
@@ -232,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
                 keep(describe(target, requests_total, concurrency, args.delay, client) | failed)
     report.render(out)
     failures = [r["target"] for r in document["results"] if not r["ok"]]
+    if args.overload:
+        # Overload looks for failures: only a server that was unusable before, or did not survive, is one.
+        failures = [r["target"] for r in document["results"] if not r["verified"] or r.get("survived") is False]
     print(f"\nresults in {out}: results.json, results.md, charts" + (f"; NOT OK: {failures}" if failures else ""))
     return 1 if failures else 0
 

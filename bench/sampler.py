@@ -1,4 +1,5 @@
-"""Samples a server's processes from the host's /proc while a load runs: OS threads, memory, CPU time."""
+"""Samples a server's processes from the host's /proc while a load runs: OS threads, memory, CPU time; and
+the CPU time of everything else on the request's path (slow_api, Nginx, docker-proxy) and of the machine."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import contextlib
 import os
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
@@ -21,8 +22,11 @@ CLIENT_BACKEND = re.compile(rb"^postgres: .*\(\d+\)")
 class Usage:
     threads_peak: int = 0
     rss_mb_peak: float = 0.0
-    cpu_seconds: float = 0.0
+    cpu_seconds: float = 0.0  # the server's processes
     pg_sessions_peak: int | None = None
+    # The other processes on the request's path, by name ("slow_api", "nginx", "docker-proxy").
+    cpu_seconds_others: dict[str, float] = field(default_factory=dict)
+    machine_busy: float = 0.0  # share of all the machine's CPU time spent busy during the load, 0 to 1
 
 
 def _cpu_ticks(pid: int) -> int:
@@ -37,6 +41,23 @@ def _rss_kb(pid: int) -> int:
     return 0
 
 
+def _machine_ticks() -> tuple[int, int]:
+    """(busy, total) CPU ticks of the whole machine since boot."""
+    values = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    idle = values[3] + values[4]  # idle + iowait
+    return sum(values) - idle, sum(values)
+
+
+def docker_proxy_pids() -> list[int]:
+    """The host's docker-proxy processes: each published port's userland proxy, on every request's path."""
+    pids = []
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        with contextlib.suppress(OSError):
+            if comm.read_text().strip() == "docker-proxy":
+                pids.append(int(comm.parent.name))
+    return pids
+
+
 def pg_client_sessions(postgres_pid: int) -> int:
     sessions = 0
     for pid in server_pids(postgres_pid):
@@ -45,20 +66,51 @@ def pg_client_sessions(postgres_pid: int) -> int:
     return sessions
 
 
-class Sampler:
-    """A background thread sampling while the `with` block runs; `usage` holds the peaks and CPU time."""
+class _CpuAccount:
+    """CPU ticks used by a changing set of processes between the first and the last sample."""
 
-    def __init__(self, server_pid: int, postgres_pid: int | None = None, every: float = 0.2) -> None:
+    def __init__(self) -> None:
+        self.first: dict[int, int] = {}
+        self.last: dict[int, int] = {}
+
+    def sample(self, pids: list[int], starting: bool) -> None:
+        for pid in pids:
+            with contextlib.suppress(OSError, IndexError):
+                ticks = _cpu_ticks(pid)
+                if starting:
+                    self.first[pid] = ticks
+                self.last[pid] = ticks
+
+    def seconds(self) -> float:
+        # A process that ended during the load keeps what it used until its last sample.
+        return round(sum(last - self.first.get(pid, 0) for pid, last in self.last.items()) / CLOCK_TICKS, 2)
+
+
+class Sampler:
+    """A background thread sampling while the `with` block runs; `usage` holds the peaks and CPU times.
+
+    `others` names the root PIDs of other processes whose CPU time to account, each with its descendants."""
+
+    def __init__(
+        self,
+        server_pid: int,
+        postgres_pid: int | None = None,
+        others: dict[str, list[int]] | None = None,
+        every: float = 0.2,
+    ) -> None:
         self.server_pid = server_pid
         self.postgres_pid = postgres_pid
+        self.others = others or {}
         self.every = every
         self.usage = Usage(pg_sessions_peak=0 if postgres_pid else None)
-        self._ticks_first: dict[int, int] = {}
-        self._ticks_last: dict[int, int] = {}
+        self._server_cpu = _CpuAccount()
+        self._others_cpu = {name: _CpuAccount() for name in self.others}
+        self._machine_first = _machine_ticks()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def __enter__(self) -> Sampler:
+        self._machine_first = _machine_ticks()
         self._sample(starting=True)
         self._thread.start()
         return self
@@ -69,9 +121,11 @@ class Sampler:
         self._stop.set()
         self._thread.join()
         self._sample()
-        # A worker that ended during the load keeps what it used until its last sample.
-        ticks = sum(last - self._ticks_first.get(pid, 0) for pid, last in self._ticks_last.items())
-        self.usage.cpu_seconds = round(ticks / CLOCK_TICKS, 2)
+        self.usage.cpu_seconds = self._server_cpu.seconds()
+        self.usage.cpu_seconds_others = {name: account.seconds() for name, account in self._others_cpu.items()}
+        busy_first, total_first = self._machine_first
+        busy_last, total_last = _machine_ticks()
+        self.usage.machine_busy = round((busy_last - busy_first) / max(1, total_last - total_first), 3)
 
     def _run(self) -> None:
         while not self._stop.wait(self.every):
@@ -79,13 +133,12 @@ class Sampler:
 
     def _sample(self, starting: bool = False) -> None:
         pids = server_pids(self.server_pid)
+        self._server_cpu.sample(pids, starting)
+        for name, roots in self.others.items():
+            self._others_cpu[name].sample([pid for root in roots for pid in server_pids(root)], starting)
         rss_kb = 0
         for pid in pids:
             with contextlib.suppress(OSError, IndexError):
-                ticks = _cpu_ticks(pid)
-                if starting:
-                    self._ticks_first[pid] = ticks
-                self._ticks_last[pid] = ticks
                 rss_kb += _rss_kb(pid)
         usage = self.usage
         usage.threads_peak = max(usage.threads_peak, os_threads(pids))

@@ -1,6 +1,7 @@
 """The one Flask app every scenario serves. It knows nothing about servers or gevent."""
 
 import os
+import time
 
 import requests
 from flask import Flask, request
@@ -12,15 +13,18 @@ TIMEOUT_MARGIN = float(os.environ.get("SLOW_API_TIMEOUT_MARGIN", "5"))
 CONNECT_TIMEOUT = 3.0
 MAX_DELAY = 30.0
 # "session" keeps connections to slow_api open in one shared pool; "per-request" is the tutorial's
-# requests.get, which opens a new connection, and looks slow_api's address up, for every request.
-SLOW_API_CLIENT = os.environ.get("SLOW_API_CLIENT", "per-request")
+# requests.get, which opens a new connection, and looks slow_api's address up, for every request; "none"
+# calls nothing and waits the delay in place, to measure what the server and Flask cost on their own.
+SLOW_API_CLIENT = os.environ.get("SLOW_API_CLIENT", "session")
 
 
-def http_client() -> requests.Session:
+def http_client() -> requests.Session | None:
+    if SLOW_API_CLIENT == "none":
+        return None
     if SLOW_API_CLIENT == "per-request":
         return requests  # type: ignore[return-value]  # the module's get() is a one-off session
     if SLOW_API_CLIENT != "session":
-        raise SystemExit(f"SLOW_API_CLIENT must be 'session' or 'per-request', not {SLOW_API_CLIENT!r}")
+        raise SystemExit(f"SLOW_API_CLIENT must be 'session', 'per-request' or 'none', not {SLOW_API_CLIENT!r}")
     session = requests.Session()
     # urllib3 keeps 10 connections per host: past that, every extra request would open and drop its own.
     session.mount("http://", requests.adapters.HTTPAdapter(pool_maxsize=1000))
@@ -32,7 +36,10 @@ app = Flask(__name__)
 
 
 def requested_delay() -> float:
-    raw = request.args.get("delay", "1")
+    try:
+        raw = request.args.get("delay", "1")
+    except UnicodeDecodeError:  # werkzeug decodes a raw (not %-encoded) query string as strict UTF-8
+        raise BadRequest("the query string must be UTF-8") from None
     try:
         delay = float(raw)
     except ValueError:
@@ -44,6 +51,9 @@ def requested_delay() -> float:
 
 
 def call_slow_api(delay: float) -> str:
+    if slow_api is None:
+        time.sleep(delay)  # cooperative where gevent patched the standard library
+        return "slow api response"  # what slow_api would have said, so that every check reads the same body
     try:
         response = slow_api.get(
             SLOW_API_URL,

@@ -5,6 +5,7 @@ Postgres through libpq's own C sockets, which no monkey-patch reaches: see patch
 """
 
 import os
+import socket
 
 import psycopg2
 import requests
@@ -12,10 +13,16 @@ from flask import Flask, request
 from werkzeug.exceptions import BadGateway, BadRequest, GatewayTimeout, HTTPException, ServiceUnavailable
 
 SLOW_API_URL = os.environ.get("SLOW_API_URL", "http://slow_api:8000/")
-DATABASE_URL = os.environ.get("DATABASE_URL", "postgresql://postgres:playground@postgres:5432/postgres")
+# No default: the credentials come from the environment (the compose file), never from the image.
+DATABASE_URL = os.environ.get("DATABASE_URL") or ""
+if not DATABASE_URL:
+    raise SystemExit("DATABASE_URL must be set, e.g. postgresql://postgres:<password>@postgres:5432/postgres")
+DATABASE = psycopg2.extensions.parse_dsn(DATABASE_URL)
 MAX_DELAY = 30.0
 
 app = Flask(__name__)
+slow_api = requests.Session()
+slow_api.mount("http://", requests.adapters.HTTPAdapter(pool_maxsize=1000))
 
 
 def half_of_requested_delay() -> float:
@@ -28,22 +35,30 @@ def half_of_requested_delay() -> float:
     return delay / 2
 
 
+def database_address() -> str:
+    # libpq would look the host name up itself, with a blocking call that no monkey-patch reaches: one slow
+    # DNS answer (measured: 5 s while the postgres container stopped) froze every greenlet of the worker.
+    # Python's lookup is the patched, cooperative one; libpq then only connects to the address.
+    port = int(DATABASE.get("port", 5432))
+    return socket.getaddrinfo(DATABASE.get("host"), port, proto=socket.IPPROTO_TCP)[0][4][0]
+
+
 def sleep_in_postgres(seconds: float) -> None:
     try:
         # One connection per request, always closed: nothing to leak when Postgres restarts.
-        connection = psycopg2.connect(DATABASE_URL, connect_timeout=3)
+        connection = psycopg2.connect(DATABASE_URL, hostaddr=database_address(), connect_timeout=3)
         try:
             with connection.cursor() as cursor:
                 cursor.execute("SELECT pg_sleep(%s)", (seconds,))
         finally:
             connection.close()
-    except psycopg2.Error:
+    except (psycopg2.Error, OSError):
         raise ServiceUnavailable("postgres is unavailable") from None
 
 
 def slow_api_text(seconds: float) -> str:
     try:
-        response = requests.get(SLOW_API_URL, params={"delay": seconds}, timeout=(3, seconds + 5))
+        response = slow_api.get(SLOW_API_URL, params={"delay": seconds}, timeout=(3, seconds + 5))
         response.raise_for_status()
     except requests.Timeout:
         raise GatewayTimeout("slow_api did not answer in time") from None

@@ -3,6 +3,7 @@
 import asyncio
 import os
 
+import uvloop
 from aiohttp import web
 
 MAX_DELAY = 30.0
@@ -33,5 +34,11 @@ def make_app() -> web.Application:
 
 
 if __name__ == "__main__":
-    # aiohttp's default backlog is 128: too small when hundreds of clients connect at once.
-    web.run_app(make_app(), port=int(os.environ.get("PORT", "8000")), backlog=4096, access_log=None)
+    # aiohttp's default backlog is 128: too small when hundreds of clients connect at once. uvloop: MEASURE.
+    web.run_app(
+        make_app(),
+        port=int(os.environ.get("PORT", "8000")),
+        backlog=4096,
+        access_log=None,
+        loop=uvloop.new_event_loop(),
+    )

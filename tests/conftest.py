@@ -1,4 +1,5 @@
-"""Fixtures shared by the tests: a real slow_api on a free loopback port, and a small HTTP load client."""
+"""Fixtures shared by the tests: a real slow_api on a free loopback port, each scenario running in Docker,
+and small HTTP load clients."""
 
 from __future__ import annotations
 
@@ -7,15 +8,17 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 import requests
 
-from bench.scenarios import ROOT
+from bench.compose import RunningScenario
+from bench.scenarios import ROOT, SCENARIOS
 
 
 def free_port() -> int:
@@ -86,3 +89,60 @@ def load(url: str, requests_total: int, concurrency: int) -> tuple[float, list[A
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
         answers = list(pool.map(lambda _: fetch(url), range(requests_total)))
     return time.monotonic() - started, answers
+
+
+@pytest.fixture(scope="module", params=SCENARIOS)
+def scenario(request: pytest.FixtureRequest) -> Iterator[RunningScenario]:
+    """Each scenario in turn, up and healthy; torn down after the module's tests, also when one fails."""
+    with RunningScenario(request.param) as running:
+        yield running
+
+
+@dataclass(frozen=True)
+class Outcome:
+    started: float  # time.monotonic() when the request was sent
+    seconds: float
+    status: int | None  # None when no HTTP answer came back
+    body: str  # the body, or what went wrong when there was no answer
+
+    @property
+    def ended(self) -> float:
+        return self.started + self.seconds
+
+
+@dataclass
+class BackgroundLoad:
+    """`clients` threads, each sending GETs to `url` one after another until the block ends.
+
+    Every outcome is kept, a missing answer too: a test must see each request, not a success rate."""
+
+    url: str
+    clients: int
+    timeout: float = 60.0
+    outcomes: list[Outcome] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _threads: list[threading.Thread] = field(default_factory=list)
+
+    def _client(self) -> None:
+        while not self._stop.is_set():
+            started = time.monotonic()
+            try:
+                response = requests.get(self.url, timeout=self.timeout)
+                status, body = response.status_code, response.text
+            except requests.RequestException as error:
+                status, body = None, f"{error.__class__.__name__}: {error}"
+            self.outcomes.append(Outcome(started, time.monotonic() - started, status, body))
+
+    def __enter__(self) -> BackgroundLoad:
+        self._threads = [threading.Thread(target=self._client, daemon=True) for _ in range(self.clients)]
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(self.timeout + 5)
+
+    def sent_between(self, start: float, end: float = float("inf")) -> list[Outcome]:
+        return [outcome for outcome in self.outcomes if start <= outcome.started < end]

@@ -59,6 +59,16 @@ class TestFlaskApp:
         with pytest.raises(SystemExit, match="SLOW_API_CLIENT must be"):
             load_app("flask_app", monkeypatch, SLOW_API_CLIENT="pooled")
 
+    def test_client_none_waits_in_place_without_slow_api(
+        self, slow_api: SlowApiProcess, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        slow_api.stop()  # nothing to call: the app must not need it
+        app = load_app("flask_app", monkeypatch, SLOW_API_URL=slow_api.url, SLOW_API_CLIENT="none").app
+        started = time.monotonic()
+        response = app.test_client().get("/?delay=0.3")
+        assert (response.status_code, response.text) == (200, "Hi there! slow api response")
+        assert time.monotonic() - started >= 0.3
+
     def test_answers_with_slow_api_text(self, client) -> None:
         started = time.monotonic()
         response = client.get("/?delay=0.2")
@@ -77,6 +87,12 @@ class TestFlaskApp:
         assert response.status_code == 400
         assert response.mimetype == "text/plain"
         assert "delay must be" in response.text
+        assert_one_line_error(response.text)
+
+    def test_query_that_is_not_utf8_is_a_400(self, client) -> None:
+        # Raw bytes, as some servers pass them on undecoded (gevent's pywsgi, uWSGI).
+        response = client.get("/", environ_overrides={"QUERY_STRING": "delay=\xff\xfe"})
+        assert response.status_code == 400
         assert_one_line_error(response.text)
 
     def test_unknown_path_is_a_plain_404(self, client) -> None:

@@ -1,29 +1,28 @@
-"""Every scenario end to end: build, start healthy, answer exactly, and behave as the tutorial teaches.
+"""Every scenario end to end: build, start healthy, answer exactly, behave as the tutorial teaches, and
+expose nothing more than it documents.
 
 Timings assert behaviour with wide margins (serialised against concurrent), never a speed target.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+import os
+import subprocess
+from pathlib import Path
 
 import pytest
+import requests
+import yaml
 
-from bench.compose import RunningScenario
-from bench.scenarios import SCENARIOS, load_targets
+from bench.compose import RunningScenario, compose_command, docker, server_pids
+from bench.scenarios import ROOT, load_targets
 from tests.conftest import fetch, load
 
 pytestmark = pytest.mark.docker
 
 BONUS = "bonus-psycopg2-gevent"
 BAD_QUERIES = ["delay=abc", "delay=-1", "delay=31", "delay=nan", "delay=inf", "delay=%ff%fe"]
-
-
-@pytest.fixture(scope="module", params=SCENARIOS)
-def scenario(request: pytest.FixtureRequest) -> Iterator[RunningScenario]:
-    # Torn down after its tests, also when one of them fails.
-    with RunningScenario(request.param) as running:
-        yield running
 
 
 def test_answers_exactly_after_the_delay(scenario: RunningScenario) -> None:
@@ -75,3 +74,79 @@ def test_slow_api_stopped_gives_502_without_hanging(scenario: RunningScenario) -
             assert answer.seconds < 10, target.name
     finally:
         scenario.start("slow_api")
+
+
+# What a scenario exposes on the machine that runs it: no app as root, only the documented ports and only
+# on 127.0.0.1, Postgres never published, credentials from the environment, no version advertised.
+# Official images start their server as root and drop to an unprivileged user for the work itself.
+DROPS_PRIVILEGES = {"nginx"}
+
+
+def container(running: RunningScenario, service: str) -> dict:
+    return json.loads(docker("inspect", running.container_ids()[service]))[0]
+
+
+def process_uid(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Uid:"):
+            return int(line.split()[1])  # the real uid
+    raise AssertionError(f"no Uid in /proc/{pid}/status")
+
+
+def test_no_app_runs_as_root(scenario: RunningScenario) -> None:
+    for service in scenario.container_ids():
+        processes = server_pids(scenario.main_pid(service))
+        uids = {pid: process_uid(pid) for pid in processes}
+        if service in DROPS_PRIVILEGES:
+            # Its master keeps root to bind the port; every process that handles a request does not.
+            uids.pop(scenario.main_pid(service))
+        assert processes and 0 not in uids.values(), (service, uids)
+
+
+def test_only_the_documented_ports_on_loopback(scenario: RunningScenario) -> None:
+    documented = {target.port for target in load_targets(scenario.scenario)}
+    published = set()
+    for service in scenario.container_ids():
+        bindings = container(scenario, service)["NetworkSettings"]["Ports"] or {}
+        for host_side in (binding for bound in bindings.values() if bound for binding in bound):
+            assert host_side["HostIp"] == "127.0.0.1", (service, host_side)
+            published.add(int(host_side["HostPort"]))
+        if service == "postgres":
+            assert not any(bindings.values()), "Postgres is never published"
+    assert published == documented
+
+
+@pytest.mark.parametrize("scenario", ["bonus-psycopg2-gevent"], indirect=True)
+def test_credentials_come_from_the_environment(scenario: RunningScenario) -> None:
+    for service in ("app_unpatched", "app_patched", "postgres"):
+        image = container(scenario, service)["Config"]["Image"]
+        baked = docker("image", "inspect", "--format", "{{json .Config.Env}}", image)
+        assert "playground" not in baked and "DATABASE_URL" not in baked, (image, baked)
+    # Without DATABASE_URL the app stops with a message: no default password hides in its code.
+    started = subprocess.run(
+        ["docker", "run", "--rm", "flask-playground/psycopg2", "python", "-c", "import app"],
+        capture_output=True,
+        text=True,
+    )
+    assert started.returncode != 0 and "DATABASE_URL must be set" in started.stderr, started.stderr
+    # One variable sets the password on both sides.
+    config = subprocess.run(
+        [*compose_command(), "--file", str(scenario.file), "config"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "POSTGRES_PASSWORD": "another-example"},
+    )
+    services = yaml.safe_load(config.stdout)["services"]
+    assert services["postgres"]["environment"]["POSTGRES_PASSWORD"] == "another-example"
+    for app in ("app_unpatched", "app_patched"):
+        assert ":another-example@" in services[app]["environment"]["DATABASE_URL"]
+
+
+@pytest.mark.parametrize("scenario", ["nginx-gunicorn", "nginx-uwsgi"], indirect=True)
+def test_nginx_does_not_advertise_its_version(scenario: RunningScenario) -> None:
+    for path in ("/?delay=0", "/nowhere", "/" + "x" * 20_000):  # an answer from the app, a 404, a 414
+        response = requests.get(f"http://127.0.0.1:8080{path}", timeout=10)
+        assert response.headers.get("Server") in ("nginx", None), response.headers
+        assert "nginx/" not in response.text, (path, response.text[:200])

@@ -1,0 +1,138 @@
+"""Faults under load, against the real containers: a dependency dies and comes back, a scenario is stopped.
+
+Every request of the load is kept and checked: it must get an answer, within the app's own timeouts, and
+each failure must be a clear 502, 503 or 504, never a hang, a reset or a traceback.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from bench.compose import RunningScenario, server_pids
+from bench.sampler import pg_client_sessions
+from bench.scenarios import SCENARIOS, Target, load_targets
+from tests.conftest import BackgroundLoad, Outcome, fetch
+
+pytestmark = pytest.mark.docker
+
+DELAY = 1.0
+# The app gives up on slow_api after 3 s to connect and delay + 5 s to answer (flask_app/app.py), and on
+# Postgres after 3 s to connect; 3 s on top for queueing behind the load.
+LONGEST_ANSWER = 3 + DELAY + 5 + 3
+RECOVERY = 10.0  # seconds from the dependency's restart to the first 200
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout:g} s: {what}")
+        time.sleep(0.1)
+
+
+def assert_every_answer_clear(outcomes: list[Outcome], allowed_failures: set[int], dependency: str) -> None:
+    unanswered = [o for o in outcomes if o.status is None]
+    assert not unanswered, f"{len(unanswered)} requests got no HTTP answer, e.g. {unanswered[0].body}"
+    slow = [o for o in outcomes if o.seconds > LONGEST_ANSWER]
+    assert not slow, (
+        f"{len(slow)} requests took longer than {LONGEST_ANSWER:g} s, the longest {max(o.seconds for o in slow):.1f} s"
+    )
+    statuses = {o.status for o in outcomes}
+    assert statuses <= {200} | allowed_failures, statuses
+    for failure in (o for o in outcomes if o.status != 200):
+        assert failure.body.count("\n") == 1 and dependency in failure.body, failure
+        assert "Traceback" not in failure.body, failure
+
+
+def first_success_after(load: BackgroundLoad, moment: float) -> float | None:
+    """Seconds from `moment` to the end of the first 200 among the requests sent after it."""
+    ends = [o.ended for o in load.sent_between(moment) if o.status == 200]
+    return min(ends) - moment if ends else None
+
+
+def server_processes(running: RunningScenario, target: Target) -> list[int]:
+    return server_pids(running.main_pid(target.service))
+
+
+@pytest.mark.parametrize("scenario_name", ["async-gevent-gunicorn", "sync-gunicorn"])
+def test_slow_api_dies_under_load_and_the_app_recovers(scenario_name: str) -> None:
+    with RunningScenario(scenario_name) as running:
+        (target,) = load_targets(scenario_name)
+        processes = server_processes(running, target)
+        with BackgroundLoad(f"{target.url}?delay={DELAY:g}", clients=100) as load:
+            wait_for(lambda: len(load.outcomes) >= 100, 30, "the load under way")
+            stopping = time.monotonic()
+            running.stop("slow_api")
+            wait_for(lambda: any(o.status != 200 for o in load.sent_between(stopping)), 15, "a failed request")
+            restarting = time.monotonic()
+            running.start("slow_api")
+            wait_for(lambda: first_success_after(load, restarting) is not None, RECOVERY + 5, "a 200 after restart")
+            wait_for(lambda: len(load.sent_between(restarting)) >= 200, 30, "more load after the restart")
+        assert_every_answer_clear(load.outcomes, {502, 504}, "slow_api")
+        failures = [o for o in load.outcomes if o.status != 200]
+        assert failures and all(o.started >= stopping - LONGEST_ANSWER for o in failures), "failures only once stopped"
+        recovered_in = first_success_after(load, restarting)
+        assert recovered_in is not None and recovered_in <= RECOVERY, recovered_in
+        # The same processes throughout: the app recovered by itself, nothing restarted it.
+        assert server_processes(running, target) == processes
+
+
+def test_postgres_restarts_under_load_and_no_session_leaks() -> None:
+    with RunningScenario("bonus-psycopg2-gevent") as running:
+        postgres = running.main_pid("postgres")
+        idle_sessions = pg_client_sessions(postgres)
+        unpatched, patched = load_targets("bonus-psycopg2-gevent")
+        # The unpatched app serialises its Postgres half: two clients keep it busy.
+        with (
+            BackgroundLoad(f"{patched.url}?delay={DELAY:g}", clients=20) as patched_load,
+            BackgroundLoad(f"{unpatched.url}?delay={DELAY:g}", clients=2) as unpatched_load,
+        ):
+            loads = (patched_load, unpatched_load)
+            wait_for(lambda: all(len(load.outcomes) >= 4 for load in loads), 30, "the load under way")
+            assert pg_client_sessions(postgres) > idle_sessions
+            stopping = time.monotonic()
+            running.stop("postgres")
+            wait_for(lambda: all(any(o.status == 503 for o in load.outcomes) for load in loads), 15, "503 on both")
+            restarting = time.monotonic()
+            running.start("postgres")
+            for load in loads:
+                wait_for(lambda: first_success_after(load, restarting) is not None, RECOVERY + 5, "a 200 again")  # noqa: B023
+            wait_for(lambda: len(patched_load.sent_between(restarting)) >= 60, 30, "more load after the restart")
+        for load in loads:
+            assert_every_answer_clear(load.outcomes, {503}, "postgres")
+            assert any(o.status == 503 and o.started >= stopping for o in load.outcomes)
+            recovered_in = first_success_after(load, restarting)
+            assert recovered_in is not None and recovered_in <= RECOVERY, (load.url, recovered_in)
+        # Every request closes its connection, also the ones Postgres dropped: back to the idle count.
+        postgres = running.main_pid("postgres")
+        wait_for(lambda: pg_client_sessions(postgres) == idle_sessions, 10, f"{idle_sessions} Postgres sessions")
+
+
+# Flask's development server has no graceful stop: SIGTERM ends it at once (see README).
+GRACEFUL_TARGETS = [
+    pytest.param(target, id=target.name)
+    for scenario in SCENARIOS
+    if scenario != "sync-devserver"
+    for target in load_targets(scenario)
+]
+
+
+@pytest.mark.parametrize("target", GRACEFUL_TARGETS)
+def test_stop_lets_requests_in_flight_finish(target: Target) -> None:
+    delay, clients = 2.0, 10
+    with RunningScenario(target.scenario) as running, ThreadPoolExecutor(clients) as pool:
+        answers = [pool.submit(fetch, f"{target.url}?delay={delay:g}") for _ in range(clients)]
+        # Part of the experiment, not a readiness wait: the requests must be accepted and well short of done.
+        time.sleep(delay / 4)
+        stopping = time.monotonic()
+        running.compose("stop")
+        stopped_in = time.monotonic() - stopping
+        for answer in answers:
+            result = answer.result()
+            assert (result.status, result.body) == (200, target.expected_body(delay)), result
+        # It waited for them: a stop that cut them would have been over at once.
+        assert stopped_in >= delay / 2, stopped_in
