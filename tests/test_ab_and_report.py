@@ -92,7 +92,7 @@ def record(target: str, ok: bool, **extra: object) -> dict:
 
 METADATA = {
     "date": "2026-11-22T20:00:00+00:00", "git_commit": "abc1234", "cpu_count": 2, "kernel": "6.1",
-    "docker_version": "20.10.24", "compose_version": "1.29.2", "command": "python -m bench.run", "sweep": False,
+    "docker_version": "20.10.24", "compose_version": "1.29.2", "command": "python -m bench.run", "mode": "bench",
     "packages": {"flask-playground/gunicorn": ["Flask==3.1.3"]},
 }  # fmt: skip
 
@@ -114,8 +114,32 @@ def test_report_shows_failures_as_failed_never_as_a_number(tmp_path: Path) -> No
 def test_sweep_report(tmp_path: Path) -> None:
     records = [record("gunicorn-sync", True, c=c, n=5 * c, rps=min(c, 200) * 0.9) for c in (10, 50, 200, 500)]
     records.append(record("gunicorn-sync", False, c=1000, n=5000, rps=999.9))  # drawn as a red cross, not a point
-    metadata = METADATA | {"sweep": True}
+    metadata = METADATA | {"mode": "sweep"}
     (tmp_path / "results.json").write_text(json.dumps({"metadata": metadata, "results": records}))
     render(tmp_path)
     assert (tmp_path / "sweep.png").read_bytes()[:4] == b"\x89PNG"
     assert "sweep.png" in (tmp_path / "results.md").read_text()
+
+
+def test_overload_report_names_the_first_failing_concurrency(tmp_path: Path) -> None:
+    records = [record("gunicorn-sync", True, c=c, n=c) for c in (1000, 2000)]
+    records.append(record("gunicorn-sync", False, c=5000, n=5000, problem="ab aborted: timeout", survived=True))
+    gevent = {"mode": "gevent", "workers": 1, "threads_per_worker": None, "gevent_cores": 1000}
+    records += [record("gunicorn-gevent", True, c=c, n=c, **gevent) for c in (1000, 2000, 5000)]
+    metadata = METADATA | {"mode": "overload"}
+    (tmp_path / "results.json").write_text(json.dumps({"metadata": metadata, "results": records}))
+    render(tmp_path)
+    markdown = (tmp_path / "results.md").read_text()
+    assert "Not OK" not in markdown  # failing is what an overload run looks for
+    assert "| gunicorn-sync | 4 x 50 threads | 2000 | 5000 | ab aborted: timeout | yes |" in markdown
+    assert "| gunicorn-gevent | 1 x 1000 greenlets | 5000 | none up to 5000 | – | – |" in markdown
+
+
+def test_report_gives_cpu_per_request_for_each_process_on_the_path(tmp_path: Path) -> None:
+    spent = {"slow_api": 0.4, "docker-proxy": 0.8, "ab": 0.2}
+    records = [record("gunicorn-sync", True, cpu_seconds=3.0, cpu_seconds_others=spent, machine_busy=0.25)]
+    (tmp_path / "results.json").write_text(json.dumps({"metadata": METADATA, "results": records}))
+    render(tmp_path)
+    (row,) = (line for line in (tmp_path / "results.md").read_text().splitlines() if line.startswith("| sync-"))
+    # 2000 requests: 3 s of the app's CPU is 1.5 ms each.
+    assert "| 1.50 | api 0.20, proxy 0.40, ab 0.10 | 25% |" in row

@@ -50,9 +50,12 @@ def test_a_whole_run_on_two_scenarios(tmp_path: Path) -> None:
         assert 0 < record["rps"] <= 1.01 * record["ceiling_rps"], record
         assert 0 < record["efficiency"] <= 1.01, record
         assert record["threads_peak"] >= record["threads_idle"] > 0, record
-        assert record["rss_mb_peak"] > 5 and record["cpu_seconds"] >= 0, record
+        assert record["rss_mb_peak"] > 5 and record["cpu_seconds"] > 0, record
+        # Every process on the request's path is accounted, from the host's /proc and ab's own usage.
+        assert {"slow_api", "docker-proxy", "ab"} <= record["cpu_seconds_others"].keys(), record
+        assert record["cpu_seconds_others"]["slow_api"] >= 0 and 0 < record["machine_busy"] <= 1, record
         assert record["p50_ms"] >= 500, record  # every request waited the delay
-        expected = {"SLOW_API_CLIENT": "per-request", "GEVENT_RESOLVER": "thread"}  # common.yml's defaults
+        expected = {"SLOW_API_CLIENT": "session", "GEVENT_RESOLVER": "thread"}  # common.yml's defaults
         assert record["app_settings"] == {name: os.environ.get(name) or value for name, value in expected.items()}
     # One request at a time: 10 requests of 0.5 s cannot beat 2 per second.
     assert records["devserver-single"]["ceiling_rps"] == pytest.approx(2.0)
@@ -82,3 +85,25 @@ def test_ab_from_a_container_on_the_scenario_network(tmp_path: Path) -> None:
         "--network async-gevent-gunicorn_default" in record["command"] and "http://flask_app:3000/" in record["command"]
     )
     assert 0 < record["rps"] <= 1.01 * record["ceiling_rps"], record
+
+
+@pytest.mark.docker
+def test_an_overload_run_steps_up_the_clients(tmp_path: Path) -> None:
+    arguments = [
+        "--scenarios",
+        "async-gevent-gunicorn",
+        "--overload",
+        "50 10",
+        "--delay",
+        "0.3",
+        "--out",
+        str(tmp_path),
+    ]
+    assert run.main(arguments) == 0
+    document = json.loads((tmp_path / "results.json").read_text())
+    assert document["metadata"]["mode"] == "overload"
+    # In ascending order, one request per client, none failed at these loads.
+    assert [(r["c"], r["n"], r["ok"]) for r in document["results"]] == [(10, 10, True), (50, 50, True)]
+    assert (
+        "| gunicorn-gevent | 1 x 1000 greenlets | 50 | none up to 50 | – | – |" in (tmp_path / "results.md").read_text()
+    )
