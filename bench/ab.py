@@ -44,7 +44,10 @@ def _number(text: str, label: str) -> float:
 def parse_ab(text: str) -> AbResult:
     """The figures of a complete ab report; ValueError for an aborted or empty run."""
     # An aborted ab prints its reason and how far it got instead of a report: that is what a reader needs.
-    aborted = re.findall(r"^.*?(apr_\w+: .+|Total of \d+ requests completed)$", text, re.MULTILINE)
+    # ab's fatal errors read "<call>: <reason> (<errno>)", the call being e.g. apr_socket_recv or
+    # apr_socket_connect(); after too many failed connects it says "Test aborted after 10 failures".
+    reasons = r"(?:apr_\w+(?:\(\))?|socket): .+ \(\d+\)|Test aborted after \d+ failures|Total of \d+ requests completed"
+    aborted = re.findall(rf"^.*?({reasons})$", text, re.MULTILINE)
     if aborted:
         raise ValueError(f"ab aborted: {'; '.join(aborted)}")
     breakdown = re.search(r"\(Connect: (\d+), Receive: (\d+), Length: (\d+), Exceptions: (\d+)\)", text)

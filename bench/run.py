@@ -24,7 +24,7 @@ from bench import report
 from bench.ab import ab_command, parse_ab
 from bench.ceiling import ceiling_rps, efficiency, naive_ceiling_rps
 from bench.compose import RunningScenario, ScenarioError, compose_command, docker, os_threads, server_pids
-from bench.sampler import Sampler, docker_proxy_pids
+from bench.sampler import Sampler, alive, docker_proxy_pids
 from bench.scenarios import LOADS, ROOT, SCENARIOS, Target, load_targets
 
 SWEEP_CONCURRENCIES = (10, 50, 200, 500, 1000)
@@ -114,14 +114,20 @@ def measure(target: Target, running: RunningScenario, record: dict) -> dict:
     if record["client"] == "host":
         ab_cpu = ab_after.ru_utime + ab_after.ru_stime - ab_before.ru_utime - ab_before.ru_stime
         measured["cpu_seconds_others"]["ab"] = round(ab_cpu, 2)
+    # Docker's userland proxy stops for good when accept() fails, e.g. out of file descriptors: from then on
+    # no request reaches the server, however well it is doing.
+    proxy_died = not all(alive(pid) for pid in others.get("docker-proxy", []))
+    proxy_note = "; docker-proxy exited: the published port forwards nothing until restarted" if proxy_died else ""
     try:
         result = parse_ab(output)
     except ValueError as error:
-        return measured | {"problem": f"ab did not finish: {error}"}
+        return measured | {"problem": f"ab did not finish: {error}{proxy_note}"}
     problem = None
     if result.failed or result.non2xx:
         # ab counts failure events (one reset can be a receive error, a length and an exception), not requests.
         problem = f"ab counted {result.failed} failures and {result.non2xx} non-2xx answers in {record['n']} requests"
+    if proxy_died:
+        problem = (problem or "no failure") + proxy_note
     return measured | {
         "rps": result.rps,
         "seconds": result.seconds,
@@ -153,7 +159,9 @@ def image_packages(running: RunningScenario) -> dict[str, list[str]]:
 
 def metadata(arguments: list[str], mode: str) -> dict:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    # Result sets (this run's own folder among them) are output, not code: they do not make the tree dirty.
+    status = ["git", "status", "--porcelain", "--", ".", ":(exclude)results"]
+    dirty = subprocess.run(status, cwd=ROOT, capture_output=True, text=True).stdout.strip()
     compose = subprocess.run([*compose_command(), "version", "--short"], capture_output=True, text=True)
     return {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -58,6 +58,14 @@ def docker_proxy_pids() -> list[int]:
     return pids
 
 
+def alive(pid: int) -> bool:
+    """Whether the process exists and has not exited (a zombie waits for its parent, and serves nothing)."""
+    try:
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+
+
 def pg_client_sessions(postgres_pid: int) -> int:
     sessions = 0
     for pid in server_pids(postgres_pid):

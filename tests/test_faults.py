@@ -7,6 +7,7 @@ each failure must be a clear 502, 503 or 504, never a hang, a reset or a traceba
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -48,6 +49,14 @@ def assert_every_answer_clear(outcomes: list[Outcome], allowed_failures: set[int
         assert "Traceback" not in failure.body, failure
 
 
+def summary(name: str, outcomes: list[Outcome], recovered_in: float | None) -> str:
+    """One line for the test's output (pytest -s, or the report of a failure): what the fault did."""
+    statuses = Counter(o.status for o in outcomes)
+    counts = ", ".join(f"{count} x {status}" for status, count in sorted(statuses.items(), key=str))
+    longest = max(o.seconds for o in outcomes)
+    return f"{name}: {len(outcomes)} requests ({counts}), longest {longest:.1f} s, 200 again {recovered_in:.1f} s after"
+
+
 def first_success_after(load: BackgroundLoad, moment: float) -> float | None:
     """Seconds from `moment` to the end of the first 200 among the requests sent after it."""
     ends = [o.ended for o in load.sent_between(moment) if o.status == 200]
@@ -77,6 +86,7 @@ def test_slow_api_dies_under_load_and_the_app_recovers(scenario_name: str) -> No
         assert failures and all(o.started >= stopping - LONGEST_ANSWER for o in failures), "failures only once stopped"
         recovered_in = first_success_after(load, restarting)
         assert recovered_in is not None and recovered_in <= RECOVERY, recovered_in
+        print(summary(f"{target.name}, slow_api stopped", load.outcomes, recovered_in))
         # The same processes throughout: the app recovered by itself, nothing restarted it.
         assert server_processes(running, target) == processes
 
@@ -107,6 +117,7 @@ def test_postgres_restarts_under_load_and_no_session_leaks() -> None:
             assert any(o.status == 503 and o.started >= stopping for o in load.outcomes)
             recovered_in = first_success_after(load, restarting)
             assert recovered_in is not None and recovered_in <= RECOVERY, (load.url, recovered_in)
+            print(summary(f"{load.url}, postgres stopped", load.outcomes, recovered_in))
         # Every request closes its connection, also the ones Postgres dropped: back to the idle count.
         postgres = running.main_pid("postgres")
         wait_for(lambda: pg_client_sessions(postgres) == idle_sessions, 10, f"{idle_sessions} Postgres sessions")
@@ -136,3 +147,4 @@ def test_stop_lets_requests_in_flight_finish(target: Target) -> None:
             assert (result.status, result.body) == (200, target.expected_body(delay)), result
         # It waited for them: a stop that cut them would have been over at once.
         assert stopped_in >= delay / 2, stopped_in
+        print(f"{target.name}: {clients} requests of {delay:g} s in flight, all answered; stop took {stopped_in:.1f} s")

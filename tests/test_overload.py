@@ -7,13 +7,13 @@ behaviour at one load past every server's own limit.
 
 from __future__ import annotations
 
-import resource
 import subprocess
 
 import pytest
 
 from bench.ab import ab_command, parse_ab
 from bench.compose import RunningScenario, server_pids
+from bench.run import AB_IMAGE, choose_client
 from tests.conftest import load
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -28,21 +28,29 @@ DELAY = 1.0
     ids=["sync 4 x 50 threads", "gevent 1 x 1000"],
 )
 def test_clients_far_beyond_capacity_queue_and_the_server_survives(scenario_name: str, holds_at_once: int) -> None:
-    # ab holds one socket per client: more than the usual 1024 open files.
-    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    # ab from a container on the scenario's network, straight to the server: through the published port,
+    # Docker's userland proxy needs several file descriptors per client and, out of them, stops for good
+    # (seen here past 4000 clients), which would test Docker, not the server.
+    choose_client("container")
     with RunningScenario(scenario_name) as running:
         processes = server_pids(running.main_pid("flask_app"))
-        url = f"http://127.0.0.1:3000/?delay={DELAY:g}"
-        result = parse_ab(subprocess.run(ab_command(url, CLIENTS, CLIENTS), capture_output=True, text=True).stdout)
+        inside = f"http://flask_app:3000/?delay={DELAY:g}"
+        ab = ["docker", "run", "--rm", "--network", running.network(), AB_IMAGE, *ab_command(inside, CLIENTS, CLIENTS)]
+        result = parse_ab(subprocess.run(ab, capture_output=True, text=True).stdout)
         # Every client answered, none refused: the ones beyond capacity waited in the listen backlog...
         assert (result.complete, result.failed, result.non2xx) == (CLIENTS, 0, 0), result
         # ...in rounds of what the server holds at once, not all at the end of a timeout.
         rounds = CLIENTS / holds_at_once
         assert result.percentiles_ms[100] <= 3 * rounds * DELAY * 1000 + 5000, result.percentiles_ms
-        # The same processes, and all of them serve: a full round answers in about one delay, where a wedged
-        # worker (or one still stuck with the overload) would leave part of it for a second delay.
+        # The same processes, and all of them serve: a full round answers in about one delay (plus this test
+        # client's own overhead), where a wedged worker, or one still stuck with the overload, would leave part
+        # of the round for a second delay.
         assert server_pids(running.main_pid("flask_app")) == processes
-        elapsed, answers = load(url, requests_total=200, concurrency=200)
+        round_delay = 3.0
+        elapsed, answers = load(f"http://127.0.0.1:3000/?delay={round_delay:g}", requests_total=200, concurrency=200)
         assert all(answer.status == 200 for answer in answers)
-        assert elapsed < 1.9 * DELAY, f"200 requests at once took {elapsed:.2f} s: part of the server is stuck"
+        assert elapsed < 5 / 3 * round_delay, f"200 requests at once took {elapsed:.2f} s: part of the server is stuck"
+        print(
+            f"{scenario_name}: {CLIENTS} clients, {result.complete} answered, {result.failed} failed, longest"
+            f" {result.percentiles_ms[100] / 1000:.1f} s; then 200 at once in {elapsed:.2f} s"
+        )
