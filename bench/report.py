@@ -37,11 +37,14 @@ def _rps(rps: float) -> str:
 
 
 def _per_request_ms(seconds: float, record: dict) -> str:
-    return f"{1000 * seconds / record['n']:.2f}"
+    # CPU time comes in ticks of 10 ms: over fewer than 100 requests, a share per request means nothing.
+    return f"{1000 * seconds / record['n']:.2f}" if record["n"] >= 100 else "–"
 
 
 def _others(record: dict) -> str:
     spent = record.get("cpu_seconds_others") or {}
+    if record["n"] < 100:
+        return "–"
     return ", ".join(
         f"{short} {_per_request_ms(spent[name], record)}" for name, short in OTHERS.items() if name in spent
     )

@@ -198,17 +198,8 @@ def cold_build() -> dict:
     seconds, sizes = {}, {}
     for image, (context, dockerfile) in app_images().items():
         started = time.monotonic()
-        command = [
-            "docker",
-            "build",
-            "--no-cache",
-            "--quiet",
-            "--tag",
-            image,
-            "--file",
-            f"{context}/{dockerfile}",
-            context,
-        ]
+        path = f"{context}/{dockerfile}"
+        command = ["docker", "build", "--no-cache", "--quiet", "--tag", image, "--file", path, context]
         subprocess.run(command, cwd=ROOT, check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"})
         seconds[image] = round(time.monotonic() - started, 1)
         sizes[image] = round(int(docker("image", "inspect", "--format", "{{.Size}}", image)) / 1e6)
