@@ -5,7 +5,7 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 # N, C and DELAY pass on only when set: unset, each command uses the tutorial's load for each target.
 LOAD = $(if $(N),-n $(N)) $(if $(C),-c $(C)) $(if $(DELAY),--delay $(DELAY))
-BENCH = $(PYTHON) -m bench.run --client $(CLIENT) $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT))
+BENCH = $(PYTHON) -m bench.run $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT))
 
 .PHONY: help venv up down ab threads bench sweep overload test test-fast lint format
 
@@ -33,13 +33,15 @@ threads: $(PYTHON) ## OS threads of each server of the running scenario S (the t
 	$(PYTHON) -m bench threads $(S)
 
 bench: $(PYTHON) ## app images built cold, every scenario verified and loaded, into results/<time>/ (SCENARIOS= N= C= DELAY= OUT= CLIENT=)
-	$(BENCH) --cold-build $(LOAD)
+	$(BENCH) --client $(CLIENT) --cold-build $(LOAD)
 
 sweep: $(PYTHON) ## the concurrent targets at 10, 50, 200, 500, 1000 clients (CONCURRENCIES="..." DELAY= OUT=)
-	$(BENCH) --sweep "$(or $(CONCURRENCIES),10 50 200 500 1000)" $(if $(DELAY),--delay $(DELAY))
+	$(BENCH) --client $(CLIENT) --sweep "$(or $(CONCURRENCIES),10 50 200 500 1000)" $(if $(DELAY),--delay $(DELAY))
 
+# ab from a container by default: past a few thousand clients, docker-proxy on the published port gives out first.
 overload: $(PYTHON) ## more and more clients (one request each) per concurrent target, until a request fails (LEVELS="...")
-	$(BENCH) --overload "$(or $(LEVELS),1000 2000 3000 5000 7500 10000 15000)" $(if $(DELAY),--delay $(DELAY))
+	$(BENCH) --client $(if $(filter auto,$(CLIENT)),container,$(CLIENT)) --overload "$(or $(LEVELS),1000 2000 3000 5000 7500 10000 15000)" \
+	  $(if $(DELAY),--delay $(DELAY))
 
 test-fast: $(PYTHON) ## the tests that need no Docker
 	$(PYTHON) -m pytest -m "not docker"

@@ -123,12 +123,15 @@ def test_postgres_restarts_under_load_and_no_session_leaks() -> None:
         wait_for(lambda: pg_client_sessions(postgres) == idle_sessions, 10, f"{idle_sessions} Postgres sessions")
 
 
-# Flask's development server has no graceful stop: SIGTERM ends it at once (see README).
+# Flask's development server has no graceful stop: SIGTERM ends it at once (see README). A stop lets the
+# requests a server has accepted finish, and resets the connections still waiting in its listen backlog:
+# the unpatched bonus app, whose worker blocks in libpq for each request, leaves most of them waiting there.
 GRACEFUL_TARGETS = [
     pytest.param(target, id=target.name)
     for scenario in SCENARIOS
     if scenario != "sync-devserver"
     for target in load_targets(scenario)
+    if target.name != "psycopg2-unpatched"
 ]
 
 
