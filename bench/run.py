@@ -30,7 +30,7 @@ from bench.scenarios import LOADS, ROOT, SCENARIOS, Target, load_targets
 SWEEP_CONCURRENCIES = (10, 50, 200, 500, 1000)
 AB_IMAGE = "flask-playground/ab"
 # The app's settings that change its speed; each record keeps their values as the container had them.
-APP_SETTINGS = ("SLOW_API_CLIENT", "GEVENT_RESOLVER")
+APP_SETTINGS = ("SLOW_API_CLIENT", "GEVENT_RESOLVER", "POSTGRES_CONNECTIONS")
 
 
 class Progress:
@@ -125,7 +125,12 @@ def measure(target: Target, running: RunningScenario, record: dict) -> dict:
     problem = None
     if result.failed or result.non2xx:
         # ab counts failure events (one reset can be a receive error, a length and an exception), not requests.
-        problem = f"ab counted {result.failed} failures and {result.non2xx} non-2xx answers in {record['n']} requests"
+        kinds = (
+            f"connect {result.failed_connect}, receive {result.failed_receive}, "
+            f"length {result.failed_length}, exceptions {result.failed_exceptions}"
+        )
+        problem = f"ab counted {result.failed} failures ({kinds}) and {result.non2xx} non-2xx answers"
+        problem += f" in {record['n']} requests"
     if proxy_died:
         problem = (problem or "no failure") + proxy_note
     return measured | {

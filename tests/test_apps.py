@@ -123,11 +123,15 @@ class TestFlaskApp:
 class TestPsycopg2App:
     """Without Postgres: validation comes first, and a missing database is a clear 503."""
 
-    @pytest.fixture
-    def client(self, slow_api: SlowApiProcess, monkeypatch: pytest.MonkeyPatch):
+    @pytest.fixture(params=["pool", "per-request"])
+    def client(self, request: pytest.FixtureRequest, slow_api: SlowApiProcess, monkeypatch: pytest.MonkeyPatch):
         nowhere = f"postgresql://postgres:playground@127.0.0.1:{free_port()}/postgres"
-        app = load_app("psycopg2", monkeypatch, SLOW_API_URL=slow_api.url, DATABASE_URL=nowhere)
-        return app.app.test_client()
+        environment = {"SLOW_API_URL": slow_api.url, "DATABASE_URL": nowhere, "POSTGRES_CONNECTIONS": request.param}
+        return load_app("psycopg2", monkeypatch, **environment).app.test_client()
+
+    def test_unknown_connection_mode_stops_at_start(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        with pytest.raises(SystemExit, match="POSTGRES_CONNECTIONS must be"):
+            load_app("psycopg2", monkeypatch, DATABASE_URL="postgresql://postgres@nowhere/", POSTGRES_CONNECTIONS="x")
 
     @pytest.mark.parametrize("delay", BAD_DELAYS)
     def test_rejects_bad_delay(self, client, delay: str) -> None:
