@@ -7,13 +7,12 @@ behaviour at one load past every server's own limit.
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
-from bench.ab import ab_command, parse_ab
+from bench.ab import parse_ab
 from bench.compose import RunningScenario, server_pids
-from bench.run import AB_IMAGE, choose_client
+from bench.run import choose_client, run_ab
+from bench.scenarios import load_targets
 from tests.conftest import load
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -34,9 +33,9 @@ def test_clients_far_beyond_capacity_queue_and_the_server_survives(scenario_name
     choose_client("container")
     with RunningScenario(scenario_name) as running:
         processes = server_pids(running.main_pid("flask_app"))
-        inside = f"http://flask_app:3000/?delay={DELAY:g}"
-        ab = ["docker", "run", "--rm", "--network", running.network(), AB_IMAGE, *ab_command(inside, CLIENTS, CLIENTS)]
-        result = parse_ab(subprocess.run(ab, capture_output=True, text=True).stdout)
+        (target,) = load_targets(scenario_name)
+        _, output = run_ab(target, running, "container", CLIENTS, CLIENTS, DELAY)
+        result = parse_ab(output)
         # Every client answered, none refused: the ones beyond capacity waited in the listen backlog...
         assert (result.complete, result.failed, result.non2xx) == (CLIENTS, 0, 0), result
         # ...in rounds of what the server holds at once, not all at the end of a timeout.
@@ -47,7 +46,7 @@ def test_clients_far_beyond_capacity_queue_and_the_server_survives(scenario_name
         # of the round for a second delay.
         assert server_pids(running.main_pid("flask_app")) == processes
         round_delay = 3.0
-        elapsed, answers = load(f"http://127.0.0.1:3000/?delay={round_delay:g}", requests_total=200, concurrency=200)
+        elapsed, answers = load(f"{target.url}?delay={round_delay:g}", requests_total=200, concurrency=200)
         assert all(answer.status == 200 for answer in answers)
         assert elapsed < 5 / 3 * round_delay, f"200 requests at once took {elapsed:.2f} s: part of the server is stuck"
         print(
