@@ -22,6 +22,7 @@ SCENARIOS = (
     "nginx-gunicorn",
     "nginx-uwsgi",
     "bonus-psycopg2-gevent",
+    # The 2026 alternatives, beside the tutorial's nine.
 )
 
 # The tutorial's ab loads (requests, clients): `-n 10 -c 5` where one request at a time is the point.
@@ -46,6 +47,8 @@ class Target:
     gevent_cores: int | None = None  # gevent only; None: no limit
     via: str | None = None  # the proxy service in front of it, if any
     load: str = "full"  # "small" for targets that serve one request at a time, or nearly
+    # The bonus apps only: how the Postgres half waits, "blocking" (the worker serialises) or "cooperative".
+    postgres: str | None = None
 
     @property
     def concurrency(self) -> int | None:
@@ -58,7 +61,7 @@ class Target:
         return f"http://127.0.0.1:{self.port}/"
 
     def expected_body(self, delay: float) -> str:
-        if self.scenario == "bonus-psycopg2-gevent":
+        if self.scenario.startswith("bonus-"):
             return f"Hi there! slow api response, postgres slept {delay / 2:.2f} s"
         return "Hi there! slow api response"
 
