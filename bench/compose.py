@@ -1,4 +1,4 @@
-"""Start, wait for, inspect and tear down one scenario with Docker Compose (v2 plugin or v1)."""
+"""Start, wait for, inspect and tear down one scenario with Docker Compose v2."""
 
 from __future__ import annotations
 
@@ -16,14 +16,16 @@ from bench.scenarios import ROOT, compose_file
 
 @functools.cache
 def compose_command() -> tuple[str, ...]:
-    """`docker compose` where the v2 plugin is installed, else Compose v1's `docker-compose`."""
+    """`docker compose`, the v2 plugin. Compose v1 (`docker-compose`, end of life) cannot read the top-level
+    `name:` that keeps each scenario in its own Compose project."""
     if shutil.which("docker"):
         probe = subprocess.run(["docker", "compose", "version"], capture_output=True)
         if probe.returncode == 0:
             return ("docker", "compose")
-    if shutil.which("docker-compose"):
-        return ("docker-compose",)
-    raise SystemExit("Docker Compose is not installed: neither `docker compose` nor `docker-compose` works")
+    raise SystemExit(
+        "Docker Compose v2 is not installed (`docker compose` fails): install the docker-compose-plugin package,"
+        " or run .ci/compose-v2. Compose v1 (`docker-compose`) cannot read these files' top-level `name:`."
+    )
 
 
 class ScenarioError(RuntimeError):
