@@ -32,8 +32,8 @@ ab: $(PYTHON) ## the tutorial's ab command against each port of S (N=2000 C=200 
 threads: $(PYTHON) ## OS threads of each server of the running scenario S (the tutorial's `top -H`)
 	$(PYTHON) -m bench threads $(S)
 
-bench: $(PYTHON) ## app images built cold, every scenario verified and loaded, into results/<time>/ (SCENARIOS= N= C= DELAY= OUT= CLIENT=)
-	$(BENCH) --client $(CLIENT) --cold-build $(LOAD)
+bench: $(PYTHON) ## app images built cold, every scenario verified and loaded, into results/<time>/ (SCENARIOS= N= C= DELAY= OUT= CLIENT= ALSO="1000")
+	$(BENCH) --client $(CLIENT) --cold-build $(LOAD) $(if $(ALSO),--also "$(ALSO)")
 
 sweep: $(PYTHON) ## the concurrent targets at 10, 50, 200, 500, 1000 clients (CONCURRENCIES="..." DELAY= OUT=)
 	$(BENCH) --client $(CLIENT) --sweep "$(or $(CONCURRENCIES),10 50 200 500 1000)" $(if $(DELAY),--delay $(DELAY))

@@ -23,12 +23,17 @@ OTHERS = {"nginx": "nginx", "slow_api": "api", "postgres": "pg", "docker-proxy":
 
 
 def _label(record: dict) -> str:
-    return f"{record['scenario']} / {record['target']}" if record["scenario"] != record["target"] else record["target"]
+    name = f"{record['scenario']} / {record['target']}" if record["scenario"] != record["target"] else record["target"]
+    return f"{name}, {record['c']} clients"
+
+
+# The bars' colours: how the server holds many requests at once.
+MODE_COLORS = {"sync": "tab:orange", "gevent": "tab:blue", "asyncio": "tab:green"}
 
 
 def _at_once(record: dict) -> str:
     per_worker = record["threads_per_worker"] if record["mode"] == "sync" else record["gevent_cores"]
-    unit = "threads" if record["mode"] == "sync" else "greenlets"
+    unit = {"sync": "threads", "gevent": "greenlets"}.get(record["mode"], "tasks")
     return f"{record['workers']} x {per_worker if per_worker is not None else 'unbounded'} {unit}"
 
 
@@ -86,7 +91,7 @@ def _throughput_chart(records: list[dict], metadata: dict, path: Path) -> None:
     for row, record in enumerate(records[::-1]):
         ceiling = record["ceiling_rps"]
         if record["ok"]:
-            color = "tab:blue" if record["mode"] == "gevent" else "tab:orange"
+            color = MODE_COLORS.get(record["mode"], "tab:grey")
             axes.barh(row, 100 * record["efficiency"], color=color)
             text = f" {_rps(record['rps'])} of {_rps(ceiling)} requests/s ({record['efficiency']:.0%})"
             axes.text(1, row, text, va="center", fontsize=8, color="white", fontweight="bold")
@@ -101,7 +106,7 @@ def _throughput_chart(records: list[dict], metadata: dict, path: Path) -> None:
     axes.set_yticks(range(len(labels)), labels, fontsize=8)
     naive_most = max(100 * record["ceiling_naive_rps"] / record["ceiling_rps"] for record in records)
     axes.set_xlim(0, max(125, naive_most + 10))
-    axes.set_xlabel("% of ab's ceiling (orange: sync, blue: gevent; dotted: the naive c / delay)")
+    axes.set_xlabel("% of ab's ceiling (orange: threads, blue: gevent, green: asyncio; dotted: the naive c / delay)")
     axes.set_title("Throughput against the best ab can measure for the same load")
     _footer(figure, metadata)
     figure.tight_layout(rect=(0, 0.03, 1, 1))

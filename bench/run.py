@@ -235,6 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     modes = parser.add_mutually_exclusive_group()
     modes.add_argument("--sweep", type=concurrencies, help="these client counts, 5 x as many requests each")
     modes.add_argument("--overload", type=concurrencies, help="these client counts, one request each, up to a failure")
+    parser.add_argument(
+        "--also", type=concurrencies, default=[], help="bench: also these client counts for each concurrent target"
+    )
     parser.add_argument("--cold-build", action="store_true", help="first time a no-cache build of every app image")
     parser.add_argument("--out", type=Path)
     arguments = sys.argv[1:] if argv is None else argv
@@ -253,8 +256,11 @@ def main(argv: list[str] | None = None) -> int:
     elif args.overload:
         loads_of = {t.name: [(c, c) for c in args.overload] for t in targets}
     else:
+        # --also: the same target in the same run at more clients (5 x as many requests), so the two compare.
         loads_of = {
-            t.name: [(args.requests or LOADS[t.load][0], args.concurrency or LOADS[t.load][1])] for t in targets
+            t.name: [(args.requests or LOADS[t.load][0], args.concurrency or LOADS[t.load][1])]
+            + ([(c * 5, c) for c in args.also] if t.load == "full" else [])
+            for t in targets
         }
     mode = "sweep" if args.sweep else "overload" if args.overload else "bench"
     document = {"metadata": metadata(arguments, mode), "results": []}
