@@ -25,7 +25,7 @@ from bench.ab import ab_command, parse_ab
 from bench.ceiling import ceiling_rps, efficiency, naive_ceiling_rps
 from bench.compose import RunningScenario, ScenarioError, compose_command, docker, os_threads, server_pids
 from bench.sampler import Sampler, alive, docker_proxy_pids
-from bench.scenarios import LOADS, ROOT, SCENARIOS, Target, load_targets
+from bench.scenarios import LOADS, REFERENCE, ROOT, SCENARIOS, Target, load_targets
 
 SWEEP_CONCURRENCIES = (10, 50, 200, 500, 1000)
 AB_IMAGE = "flask-playground/ab"
@@ -102,7 +102,9 @@ def measure(target: Target, running: RunningScenario, record: dict) -> dict:
     postgres_pid = running.main_pid("postgres") if "postgres" in services else None
     # Everything else on a request's path, whose CPU time is spent on the same two cores.
     others = {
-        service: [running.main_pid(service)] for service in ("slow_api", "nginx", "postgres") if service in services
+        service: [running.main_pid(service)]
+        for service in ("slow_api", "nginx", "postgres")
+        if service in services and service != target.service
     }
     if record["client"] == "host":
         others["docker-proxy"] = docker_proxy_pids()
@@ -211,6 +213,63 @@ def cold_build() -> dict:
     return {"cold_build_seconds": round(sum(seconds.values()), 1), "build_seconds": seconds, "size_mb": sizes}
 
 
+def run_scenario(scenario: str, runs: list, args: argparse.Namespace, client: str, document: dict, progress: Progress):
+    """Start one scenario and yield a record for each (target, requests, clients) of `runs`, in order."""
+    progress.show(scenario, "building and starting")
+    loads_of = {target.name: [(n, c) for t, n, c in runs if t == target] for target, _, _ in runs}
+    try:
+        with RunningScenario(scenario) as running:
+            document["metadata"]["packages"] |= image_packages(running)
+            while runs:
+                target, requests_total, concurrency = runs[0]
+                label = f"{scenario} / {target.name}"
+                record = describe(target, requests_total, concurrency, args.delay, client)
+                record["app_settings"] = app_settings(running, target.service)
+                # Before any request: what the server holds when nothing happens.
+                record["threads_idle"] = os_threads(server_pids(running.main_pid(target.service)))
+                progress.show(label, "verifying")
+                problem = verify(target, args.delay)
+                record |= {"verified": problem is None, "problem": problem}
+                if problem is None:
+                    if not args.overload:  # overload is a sudden flood: no warm-up
+                        # Without the delay, at the load's concurrency: connections, pools, threads.
+                        warm = min(concurrency, 1000)
+                        run_ab(target, running, client, warm * 2, warm, 0)
+                    progress.show(label, f"loading: ab -n {requests_total} -c {concurrency}, delay {args.delay:g}")
+                    record |= measure(target, running, record)
+                if args.overload and record["verified"] and record["problem"]:
+                    # The first failing concurrency is the finding; what matters next is that the server lives.
+                    progress.show(label, "overloaded: does it still answer?")
+                    record["survived"] = verify(target, args.delay) is None
+                    left = loads_of[target.name]
+                    progress.done += len(left) - 1 - left.index((requests_total, concurrency))
+                    runs = [run for run in runs if run[0] != target]
+                else:
+                    runs = runs[1:]
+                yield record
+    except ScenarioError as error:
+        # A scenario that does not start fails each of its targets, and the run goes on with the next.
+        for target, requests_total, concurrency in runs:
+            failed = {"verified": False, "problem": f"did not start: {str(error).splitlines()[0][:200]}"}
+            yield describe(target, requests_total, concurrency, args.delay, client) | failed
+
+
+def compare_to_reference(records: list[dict]) -> None:
+    """Each record's throughput as a share of slow_api alone under the same load, client and repeat."""
+    reference = {
+        (r["n"], r["c"], r["delay"], r["client"], r.get("repeat")): r["rps"]
+        for r in records
+        if r["scenario"] == REFERENCE and r["ok"]
+    }
+    for record in records:
+        reference_rps = reference.get(
+            (record["n"], record["c"], record["delay"], record["client"], record.get("repeat"))
+        )
+        if reference_rps and record["ok"]:
+            record["reference_rps"] = reference_rps
+            record["vs_reference"] = round(record["rps"] / reference_rps, 3)
+
+
 def choose_client(wanted: str) -> str:
     client = wanted if wanted != "auto" else ("host" if shutil.which("ab") else "container")
     if client == "host" and not shutil.which("ab"):
@@ -238,6 +297,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--also", type=concurrencies, default=[], help="bench: also these client counts for each concurrent target"
     )
+    parser.add_argument("--repeat", type=int, default=1, help="run the whole matrix this many times, interleaved")
+    parser.add_argument("--no-reference", action="store_true", help="leave out slow_api alone, the same-run reference")
     parser.add_argument("--cold-build", action="store_true", help="first time a no-cache build of every app image")
     parser.add_argument("--out", type=Path)
     arguments = sys.argv[1:] if argv is None else argv
@@ -262,12 +323,17 @@ def main(argv: list[str] | None = None) -> int:
             + ([(c * 5, c) for c in args.also] if t.load == "full" else [])
             for t in targets
         }
+    if not args.overload and not args.no_reference:
+        # slow_api alone, first, at every load the targets get: the yardstick this run's machine sets.
+        (reference,) = load_targets(REFERENCE)
+        loads_of[reference.name] = list(dict.fromkeys(load for loads in loads_of.values() for load in loads))
+        targets.insert(0, reference)
     mode = "sweep" if args.sweep else "overload" if args.overload else "bench"
-    document = {"metadata": metadata(arguments, mode), "results": []}
+    document = {"metadata": metadata(arguments, mode) | {"repeat": args.repeat}, "results": []}
     if args.cold_build:
         print("building every app image without cache", flush=True)
         document["metadata"]["images"] = cold_build()
-    progress = Progress(sum(len(loads) for loads in loads_of.values()))
+    progress = Progress(args.repeat * sum(len(loads) for loads in loads_of.values()))
 
     def keep(record: dict) -> None:
         record["ok"] = record["verified"] and not record["problem"]
@@ -277,45 +343,14 @@ def main(argv: list[str] | None = None) -> int:
         verdict = "ok" if record["ok"] else f"NOT OK: {record['problem']}"
         print(f"    {record.get('rps', '-')} requests/s, {verdict}", flush=True)
 
-    for scenario in dict.fromkeys(t.scenario for t in targets):
-        progress.show(scenario, "building and starting")
-        runs = [(t, n, c) for t in targets if t.scenario == scenario for n, c in loads_of[t.name]]
-        try:
-            with RunningScenario(scenario) as running:
-                document["metadata"]["packages"] |= image_packages(running)
-                while runs:
-                    target, requests_total, concurrency = runs[0]
-                    label = f"{scenario} / {target.name}"
-                    record = describe(target, requests_total, concurrency, args.delay, client)
-                    record["app_settings"] = app_settings(running, target.service)
-                    # Before any request: what the server holds when nothing happens.
-                    record["threads_idle"] = os_threads(server_pids(running.main_pid(target.service)))
-                    progress.show(label, "verifying")
-                    problem = verify(target, args.delay)
-                    record |= {"verified": problem is None, "problem": problem}
-                    if problem is None:
-                        if not args.overload:  # overload is a sudden flood: no warm-up
-                            # Without the delay, at the load's concurrency: connections, pools, threads.
-                            warm = min(concurrency, 1000)
-                            run_ab(target, running, client, warm * 2, warm, 0)
-                        progress.show(label, f"loading: ab -n {requests_total} -c {concurrency}, delay {args.delay:g}")
-                        record |= measure(target, running, record)
-                    if args.overload and record["verified"] and record["problem"]:
-                        # The first failing concurrency is the finding; what matters next is that the server lives.
-                        progress.show(label, "overloaded: does it still answer?")
-                        record["survived"] = verify(target, args.delay) is None
-                        runs = [run for run in runs if run[0] != target]
-                        progress.done += (
-                            len(loads_of[target.name]) - 1 - loads_of[target.name].index((requests_total, concurrency))
-                        )
-                    else:
-                        runs.pop(0)
-                    keep(record)
-        except ScenarioError as error:
-            # A scenario that does not start fails each of its targets, and the run goes on with the next.
-            for target, requests_total, concurrency in runs:
-                failed = {"verified": False, "problem": f"did not start: {str(error).splitlines()[0][:200]}"}
-                keep(describe(target, requests_total, concurrency, args.delay, client) | failed)
+    # Repeats go round the whole matrix (a, b, c, a, b, c), so that the machine's drift hits every target alike.
+    for repeat in range(args.repeat):
+        for scenario in dict.fromkeys(t.scenario for t in targets):
+            runs = [(t, n, c) for t in targets if t.scenario == scenario for n, c in loads_of[t.name]]
+            for record in run_scenario(scenario, runs, args, client, document, progress):
+                keep(record | {"repeat": repeat})
+    compare_to_reference(document["results"])
+    (out / "results.json").write_text(json.dumps(document, indent=2) + "\n")
     report.render(out)
     failures = [r["target"] for r in document["results"] if not r["ok"]]
     if args.overload:

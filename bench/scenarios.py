@@ -23,7 +23,12 @@ SCENARIOS = (
     "nginx-uwsgi",
     "bonus-psycopg2-gevent",
     # The 2026 alternatives, beside the tutorial's nine.
+    "sync-granian",
+    "async-quart",
 )
+
+# slow_api alone, loaded first in every benchmark run: the same-run reference for every target's figures.
+REFERENCE = "reference-slow-api"
 
 # The tutorial's ab loads (requests, clients): `-n 10 -c 5` where one request at a time is the point.
 LOADS = {"full": (2000, 200), "small": (10, 5)}
@@ -41,7 +46,8 @@ class Target:
     service: str  # the compose service that runs the Flask server
     port: int  # published on 127.0.0.1
     server: str
-    mode: str  # "sync" (a thread per request) or "gevent" (a greenlet per request)
+    # "sync" (a thread per request), "gevent" (a greenlet per request) or "asyncio" (a task per request)
+    mode: str
     workers: int
     threads_per_worker: int | None = None  # sync only; None: a new thread per request, no limit
     gevent_cores: int | None = None  # gevent only; None: no limit
@@ -53,7 +59,8 @@ class Target:
     @property
     def concurrency(self) -> int | None:
         """How many requests the server can hold at once; None when only memory limits it."""
-        per_worker = self.threads_per_worker if self.mode == "sync" else self.gevent_cores
+        # asyncio: none of its servers here caps the tasks a worker holds.
+        per_worker = {"sync": self.threads_per_worker, "gevent": self.gevent_cores}.get(self.mode)
         return None if per_worker is None else self.workers * per_worker
 
     @property
@@ -61,6 +68,8 @@ class Target:
         return f"http://127.0.0.1:{self.port}/"
 
     def expected_body(self, delay: float) -> str:
+        if self.scenario == REFERENCE:
+            return "slow api response"
         if self.scenario.startswith("bonus-"):
             return f"Hi there! slow api response, postgres slept {delay / 2:.2f} s"
         return "Hi there! slow api response"
@@ -72,7 +81,7 @@ class Target:
 
 
 def compose_file(scenario: str) -> Path:
-    if scenario not in SCENARIOS:
+    if scenario not in (*SCENARIOS, REFERENCE):
         raise SystemExit(f"unknown scenario {scenario!r}; choose one of: {' '.join(SCENARIOS)}")
     return ROOT / f"{scenario}.yml"
 

@@ -42,7 +42,12 @@ def test_a_whole_run_on_two_scenarios(tmp_path: Path) -> None:
     assert document["metadata"].keys() >= METADATA_KEYS
     assert any(name.startswith("flask-playground/") for name in document["metadata"]["packages"])
     records = {record["target"]: record for record in document["results"]}
-    assert records.keys() == {"devserver-single", "devserver-threaded", "gunicorn-gevent"}
+    assert records.keys() == {"slow_api-alone", "devserver-single", "devserver-threaded", "gunicorn-gevent"}
+    # slow_api alone comes first, under the same load: every other record is a share of it.
+    reference = records.pop("slow_api-alone")
+    assert document["results"][0]["target"] == "slow_api-alone"
+    assert reference["ok"] and reference["vs_reference"] == 1.0, reference
+    assert all(0 < record["vs_reference"] <= 1.05 for record in records.values()), records
     for name, record in records.items():
         assert record.keys() >= RECORD_KEYS, (name, RECORD_KEYS - record.keys())
         assert record["verified"] and record["ok"] and record["problem"] is None, record
@@ -77,14 +82,26 @@ def test_ab_from_a_container_on_the_scenario_network(tmp_path: Path) -> None:
         "0.3",
         "--client",
         "container",
+        "--repeat",
+        "2",
     ]
     assert run.main([*arguments, "--out", str(tmp_path)]) == 0
-    (record,) = json.loads((tmp_path / "results.json").read_text())["results"]
-    assert record["client"] == "container" and record["ok"], record
+    records = json.loads((tmp_path / "results.json").read_text())["results"]
+    # Repeats go round the whole matrix: the reference and the target alternate.
+    assert [(r["target"], r["repeat"]) for r in records] == [
+        ("slow_api-alone", 0), ("gunicorn-gevent", 0), ("slow_api-alone", 1), ("gunicorn-gevent", 1),
+    ]  # fmt: skip
+    reference, record = records[2:]
+    assert record["client"] == reference["client"] == "container" and record["ok"] and reference["ok"], records
     assert (
         "--network async-gevent-gunicorn_default" in record["command"] and "http://flask_app:3000/" in record["command"]
     )
+    assert (
+        "--network reference-slow-api_default" in reference["command"]
+        and "http://slow_api:3000/" in reference["command"]
+    )
     assert 0 < record["rps"] <= 1.01 * record["ceiling_rps"], record
+    assert record["vs_reference"] == round(record["rps"] / reference["rps"], 3), record
 
 
 @pytest.mark.docker
