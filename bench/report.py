@@ -1,9 +1,10 @@
-"""results.md and the charts, rendered from OUT/results.json alone: `python -m bench.report OUT`."""
+"""results.md, the charts and index.html, rendered from OUT/results.json alone: `python -m bench.report OUT`."""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib
@@ -139,7 +140,7 @@ def _sweep_chart(records: list[dict], metadata: dict, path: Path) -> None:
     figure, axes = plt.subplots(figsize=(10, 6))
     for target in dict.fromkeys(record["target"] for record in records):
         points = [record for record in records if record["target"] == target]
-        style = "-" if points[0]["mode"] == "gevent" else "--"
+        style = "--" if points[0]["mode"] == "sync" else "-"  # dashed: the servers that saturate
         rps = [record["rps"] if record["ok"] else float("nan") for record in points]
         axes.plot([record["c"] for record in points], rps, style, marker="o", label=f"{target} ({_at_once(points[0])})")
         if failed := [record["c"] for record in points if not record["ok"]]:
@@ -162,11 +163,13 @@ def _sweep_chart(records: list[dict], metadata: dict, path: Path) -> None:
     plt.close(figure)
 
 
-def _overload_table(records: list[dict]) -> str:
-    lines = [
-        "| target | holds at once | most clients, none failed | first failure at | what failed | answered after |",
-        "|---|---|---|---|---|---|",
-    ]
+OVERLOAD_COLUMNS = (
+    "target", "holds at once", "most clients, none failed", "first failure at", "what failed", "answered after",
+)  # fmt: skip
+
+
+def _overload_rows(records: list[dict]) -> list[list[str]]:
+    rows = []
     for target in dict.fromkeys(record["target"] for record in records):
         levels = [record for record in records if record["target"] == target]
         passed = [record["c"] for record in levels if record["ok"]]
@@ -177,7 +180,13 @@ def _overload_table(records: list[dict]) -> str:
             str(failed["c"]) if failed else f"none up to {levels[-1]['c']}",
             failed["problem"] if failed else "–", survived,
         ]  # fmt: skip
-        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+        rows.append(cells)
+    return rows
+
+
+def _overload_table(records: list[dict]) -> str:
+    lines = ["| " + " | ".join(OVERLOAD_COLUMNS) + " |", "|" + "---|" * len(OVERLOAD_COLUMNS)]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in _overload_rows(records)]
     return "\n".join(lines)
 
 
@@ -198,21 +207,39 @@ def _images(metadata: dict) -> list[str]:
     ]
 
 
+CEILING_NOTE = (
+    "The ceiling is the best a perfect server could score under ab: ab sends its first request alone and opens"
+    " its other connections only after that answer, so n requests take at least"
+    " delay x (1 + ceil((n - 1) / c')), where c' is the smaller of ab's clients and what the server holds at"
+    " once. Efficiency is requests per second over that ceiling."
+)
+
+
+def _mode(metadata: dict) -> str:
+    # Result sets from before "mode" said "sweep": true or false.
+    return metadata.get("mode") or ("sweep" if metadata.get("sweep") else "bench")
+
+
+def _charts(mode: str) -> dict[str, Callable[[list[dict], dict, Path], None]]:
+    if mode == "bench":
+        return {"throughput.png": _throughput_chart, "latency.png": _latency_chart}
+    return {"sweep.png": _sweep_chart}
+
+
+def _verdict(mode: str, records: list[dict]) -> str:
+    if mode == "overload":  # failures are what overload looks for; the summary says where each server's came
+        return "Each target given more and more clients, one request each, until a request failed."
+    not_ok = [record["target"] for record in records if not record["ok"]]
+    return f"**Not OK: {', '.join(not_ok)}**" if not_ok else "Every target verified, no failed or non-2xx request."
+
+
 def render(out: Path) -> None:
     document = json.loads((out / "results.json").read_text())
     metadata, records = document["metadata"], document["results"]
-    # Result sets from before "mode" said "sweep": true or false.
-    mode = metadata.get("mode") or ("sweep" if metadata.get("sweep") else "bench")
-    if mode == "bench":
-        charts = ["throughput.png", "latency.png"]
-        _throughput_chart(records, metadata, out / "throughput.png")
-        _latency_chart(records, metadata, out / "latency.png")
-    else:
-        charts = ["sweep.png"]
-        _sweep_chart(records, metadata, out / "sweep.png")
-    not_ok = [record["target"] for record in records if not record["ok"]]
-    if mode == "overload":
-        not_ok = []  # failures are what overload looks for; the summary says where each server's came
+    mode = _mode(metadata)
+    charts = _charts(mode)
+    for chart, draw in charts.items():
+        draw(records, metadata, out / chart)
     summary = [_overload_table(records), ""] if mode == "overload" else []
     packages = "\n".join(f"- `{image}`: {' '.join(names)}" for image, names in metadata["packages"].items())
     lines = [
@@ -223,19 +250,12 @@ def render(out: Path) -> None:
         f"{metadata['date']}, git {metadata['git_commit']}: {metadata['cpu_count']} cores, Linux {metadata['kernel']},"
         f" Docker {metadata['docker_version']}, Compose {metadata['compose_version']}.",
         "",
-        f"**Not OK: {', '.join(not_ok)}**"
-        if not_ok
-        else "Each target given more and more clients, one request each, until a request failed."
-        if mode == "overload"
-        else "Every target verified, no failed or non-2xx request.",
+        _verdict(mode, records),
         "",
         *summary,
         _table(records),
         "",
-        "The ceiling is the best a perfect server could score under ab: ab sends its first request alone and opens"
-        " its other connections only after that answer, so n requests take at least"
-        " delay x (1 + ceil((n - 1) / c')), where c' is the smaller of ab's clients and what the server holds at"
-        " once. Efficiency is requests per second over that ceiling.",
+        CEILING_NOTE,
         "",
         *(f"![{chart}]({chart})" for chart in charts),
         "",
@@ -246,6 +266,10 @@ def render(out: Path) -> None:
         "",
     ]
     (out / "results.md").write_text("\n".join(lines))
+    # Imported here: bench.html_report reuses this module's table, rows and notes.
+    from bench import html_report
+
+    html_report.render(out)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,217 @@
+"""OUT/index.html: the results as one page that opens from disk with no network, the charts inside it, the table
+sortable by any column. Rendered from OUT/results.json and the charts already drawn: `python -m bench.html_report OUT`
+(`python -m bench.report OUT` renders it too, after results.md and the charts)."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from string import Template
+
+from bench import report
+
+
+def _holds_at_once(record: dict) -> float:
+    per_worker = record["threads_per_worker"] if record["mode"] == "sync" else record["gevent_cores"]
+    return record["workers"] * per_worker if per_worker is not None else float("inf")
+
+
+def _others_seconds(record: dict) -> float:
+    return sum(seconds for name, seconds in (record.get("cpu_seconds_others") or {}).items() if name in report.OTHERS)
+
+
+# What a numeric column sorts by: the number behind the cell, never its text ("4 x 50 threads", "api 0.20, ab 0.10").
+# A column not named here sorts as text.
+SORT_KEYS: dict[str, Callable[[dict], float | None]] = {
+    "at once": _holds_at_once,
+    "n / c / delay": lambda record: record["c"],
+    "requests/s": lambda record: record.get("rps"),
+    "ceiling": lambda record: record["ceiling_rps"],
+    "efficiency": lambda record: record.get("efficiency"),
+    "P50 ms": lambda record: record.get("p50_ms"),
+    "P99 ms": lambda record: record.get("p99_ms"),
+    "failed": lambda record: record.get("failed"),
+    "non-2xx": lambda record: record.get("non2xx"),
+    "OS threads idle → peak": lambda record: record.get("threads_peak"),
+    "peak RSS MB": lambda record: record.get("rss_mb_peak"),
+    "app CPU ms / request": lambda record: 1000 * record["cpu_seconds"] / record["n"],
+    "other CPU ms / request": lambda record: 1000 * _others_seconds(record) / record["n"],
+    "machine busy": lambda record: record.get("machine_busy"),
+}
+
+
+def _inline(markdown: str) -> str:
+    """A cell or line of results.md as HTML: escaped, and its only markup, **bold**, kept."""
+    return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(markdown))
+
+
+def _cell(column: str, text: str, record: dict) -> str:
+    # "–" (not measured) and FAILED cells carry no sort value: the script puts them last either way.
+    if text == "–":
+        return f"<td>{_inline(text)}</td>"
+    if text.startswith("**FAILED**"):
+        return f'<td class="problem">{_inline(text)}</td>'
+    if column not in SORT_KEYS:
+        return f'<td data-sort="{html.escape(text)}">{_inline(text)}</td>'
+    key = SORT_KEYS[column](record)
+    if key is None:
+        return f'<td class="number">{_inline(text)}</td>'
+    # JSON writes an unbounded "at once" as Infinity, which is what JavaScript's Number() reads.
+    return f'<td class="number" data-sort="{json.dumps(key)}">{_inline(text)}</td>'
+
+
+def _table(columns: tuple[str, ...], rows: list[list[str]], records: list[dict] | None = None) -> str:
+    """The records' table is sortable (a button per header); a summary table without records is not."""
+    if records is None:
+        header = "".join(f"<th>{html.escape(column)}</th>" for column in columns)
+        body = "".join("<tr>" + "".join(f"<td>{_inline(cell)}</td>" for cell in row) + "</tr>" for row in rows)
+        return f"<table><thead><tr>{header}</tr></thead><tbody>{body}</tbody></table>"
+    header = ""
+    for column in columns:
+        kind = ' class="number"' if column in SORT_KEYS else ""
+        header += f'<th{kind}><button type="button">{html.escape(column)}</button></th>'
+    body = ""
+    for row, record in zip(rows, records, strict=True):
+        cells = "".join(_cell(column, cell, record) for column, cell in zip(columns, row, strict=True))
+        body += f"<tr>{cells}</tr>" if record["ok"] else f'<tr class="failed">{cells}</tr>'
+    return f'<table class="sortable"><thead><tr>{header}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _chart(path: Path) -> str:
+    # Inside the page, so that index.html alone (mailed, downloaded from CI) shows everything.
+    data = base64.b64encode(path.read_bytes()).decode()
+    return f'<figure><img alt="{html.escape(path.name)}" src="data:image/png;base64,{data}"></figure>'
+
+
+def _metadata(metadata: dict, mode: str) -> str:
+    facts = {
+        "date": metadata.get("date"),
+        "git commit": metadata.get("git_commit"),
+        "cores": metadata.get("cpu_count"),
+        "kernel": f"Linux {metadata['kernel']}" if metadata.get("kernel") else None,
+        "Docker": metadata.get("docker_version"),
+        "Compose": metadata.get("compose_version"),
+        "mode": mode,
+    }
+    items = "".join(f"<dt>{name}</dt><dd>{html.escape(str(value or '–'))}</dd>" for name, value in facts.items())
+    return f"<dl>{items}</dl>"
+
+
+def _commands(records: list[dict]) -> str:
+    items = "".join(
+        f"<li>{html.escape(report._label(record))}: <code>{html.escape(record['command'])}</code></li>"
+        if record.get("command")
+        else f"<li>{html.escape(report._label(record))}: not run ({html.escape(str(record.get('problem')))})</li>"
+        for record in records
+    )
+    return f"<ol>{items}</ol>"
+
+
+def _packages(metadata: dict) -> str:
+    items = "".join(
+        f"<li><code>{html.escape(image)}</code>: {html.escape(' '.join(names))}</li>"
+        for image, names in (metadata.get("packages") or {}).items()
+    )
+    return f"<details><summary>Packages in the images</summary><ul>{items}</ul></details>" if items else ""
+
+
+PAGE = Template("""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>$title</title>
+<style>
+body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em; color: #222; }
+code { font: 12px ui-monospace, monospace; background: #f3f3f3; padding: 0 0.2em; }
+dl { display: grid; grid-template-columns: max-content auto; gap: 0 1em; }
+dt { font-weight: bold; }
+dd { margin: 0; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 13px; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; vertical-align: top; }
+th { background: #eee; position: sticky; top: 0; }
+td[data-sort] { white-space: nowrap; }
+td.number { text-align: right; }
+td.problem { min-width: 20em; }
+tbody tr:nth-child(even) { background: #fafafa; }
+tr.failed td { color: #b00; }
+th button { all: unset; cursor: pointer; display: block; min-width: 2em; min-height: 1em; }
+th button:focus-visible { outline: 2px solid #36c; }
+th[aria-sort=ascending] button::after { content: " ▲"; }
+th[aria-sort=descending] button::after { content: " ▼"; }
+figure { margin: 1em 0; }
+img { max-width: 100%; }
+</style>
+</head>
+<body>
+<h1>Benchmark results: $title</h1>
+<p><code>$command</code></p>
+$metadata
+<p>$verdict</p>
+$summary
+<p>Click a column's name to sort by it; click again to reverse. Cells with no value (–) and FAILED ones stay last.</p>
+$table
+<p>$ceiling</p>
+$charts
+<h2>Commands, one per row</h2>
+$commands
+$packages
+<script>
+// Sort the table by a column: ascending on the first click, descending on the next. Cells carry their sort value
+// in data-sort (a number in numeric columns); a cell without one (– or FAILED) goes last in both directions.
+for (const table of document.querySelectorAll("table.sortable")) {
+  const headers = [...table.tHead.rows[0].cells];
+  headers.forEach((header, column) => {
+    header.querySelector("button").addEventListener("click", () => {
+      const ascending = header.getAttribute("aria-sort") !== "ascending";
+      headers.forEach((other) => other.removeAttribute("aria-sort"));
+      header.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+      const numeric = header.classList.contains("number");
+      const value = (row) => {
+        const sort = row.cells[column].dataset.sort;
+        return sort === undefined || !numeric ? sort : Number(sort);
+      };
+      const compare = (a, b) => (numeric ? (a > b) - (a < b) : a.localeCompare(b, undefined, { numeric: true }));
+      const body = table.tBodies[0];
+      const rows = [...body.rows].sort((rowA, rowB) => {
+        const a = value(rowA), b = value(rowB);
+        if (a === undefined || b === undefined) return (a === undefined) - (b === undefined);
+        return ascending ? compare(a, b) : compare(b, a);
+      });
+      body.append(...rows);
+    });
+  });
+}
+</script>
+</body>
+</html>
+""")
+
+
+def render(out: Path) -> None:
+    document = json.loads((out / "results.json").read_text())
+    metadata, records = document["metadata"], document["results"]
+    mode = report._mode(metadata)
+    charts = [out / chart for chart in report._charts(mode) if (out / chart).exists()]
+    page = PAGE.substitute(
+        title=html.escape(out.resolve().name),
+        command=html.escape(str(metadata.get("command", "–"))),
+        metadata=_metadata(metadata, mode),
+        verdict=_inline(report._verdict(mode, records)),
+        summary=_table(report.OVERLOAD_COLUMNS, report._overload_rows(records)) if mode == "overload" else "",
+        table=_table(report.COLUMNS, [report._row(record) for record in records], records),
+        ceiling=html.escape(report.CEILING_NOTE),
+        charts="\n".join(_chart(chart) for chart in charts),
+        commands=_commands(records),
+        packages=_packages(metadata),
+    )
+    (out / "index.html").write_text(page)
+
+
+if __name__ == "__main__":
+    render(Path(sys.argv[1]))

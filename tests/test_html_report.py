@@ -1,0 +1,142 @@
+"""index.html, the page a person opens: rendered with the rest of a result set, sorted by real clicks in headless
+Chromium (Debian's chromium and chromium-driver; .ci/run installs them), and loading nothing from anywhere."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+from bench.report import render
+
+CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+needs_chromium = pytest.mark.skipif(
+    not (CHROMIUM and CHROMEDRIVER), reason="no chromium or chromedriver: apt-get install chromium chromium-driver"
+)
+
+METADATA = {
+    "date": "2026-11-23T05:30:22+00:00", "git_commit": "8694934", "cpu_count": 2, "kernel": "6.18.44-fc-v782",
+    "docker_version": "20.10.24+dfsg1", "compose_version": "2.29.7",
+    "command": "python -m bench.run --client auto --out results/fixture --cold-build", "mode": "bench",
+    "packages": {"flask-playground/gunicorn": ["Flask==3.1.3", "gunicorn==27.0.1"]},
+}  # fmt: skip
+
+
+def record(scenario: str, target: str, server: str, mode: str, workers: int, per_worker: int | None, **measured):
+    threads, cores = (per_worker, None) if mode == "sync" else (None, per_worker)
+    return {
+        "scenario": scenario, "target": target, "server": server, "mode": mode, "workers": workers,
+        "threads_per_worker": threads, "gevent_cores": cores, "n": 2000, "c": 200, "delay": 1.0, "client": "host",
+        "ceiling_rps": 181.82, "ceiling_naive_rps": 200.0, "verified": True, "problem": None,
+        "command": f"ab -r -n 2000 -c 200 http://127.0.0.1:3000/?delay=1 <{target}>", "threads_idle": 2,
+        "threads_peak": 12, "rss_mb_peak": 56.1, "cpu_seconds": 2.52, "cpu_seconds_others": {"slow_api": 0.28},
+        "machine_busy": 0.29, "seconds": 11.9, "p50_ms": 1056.0, "p99_ms": 1190.0, "failed": 0, "non2xx": 0,
+        "ok": True, **measured,
+    }  # fmt: skip
+
+
+# Trimmed from results/2026-11-23-bench: four targets, each with its own throughput and "at once". The loads of
+# 10 requests show no CPU per request (–).
+RECORDS = [
+    record("sync-devserver", "devserver-single", "flask-devserver", "sync", 1, 1, n=10, c=5, ceiling_rps=1.0,
+           ceiling_naive_rps=1.0, rps=0.99, efficiency=0.99, p50_ms=5069.0, p99_ms=5075.0),
+    record("bonus-psycopg2-gevent", "psycopg2-patched", "gunicorn", "gevent", 1, 1000, n=10, c=5, ceiling_rps=3.33,
+           ceiling_naive_rps=5.0, rps=3.19, efficiency=0.96, p50_ms=1064.0, p99_ms=1068.0),
+    record("sync-gunicorn", "gunicorn-sync", "gunicorn", "sync", 4, 50, rps=170.8, efficiency=0.94, p99_ms=1291.0),
+    # Failed, with a throughput higher than every other: it must still sort last, never as 999.9.
+    record("async-gevent-pywsgi", "gevent-pywsgi", "gevent-pywsgi", "gevent", 1, None, rps=999.9, efficiency=5.5,
+           cpu_seconds=1.0, failed=3, ok=False,
+           problem="ab counted 3 failures (3 receive) and 0 non-2xx answers <b>in</b> 2000"),
+]  # fmt: skip
+
+
+def write_results(folder: Path, records: list[dict], **metadata: object) -> Path:
+    folder.mkdir(exist_ok=True)
+    (folder / "results.json").write_text(json.dumps({"metadata": METADATA | metadata, "results": records}))
+    render(folder)
+    return folder / "index.html"
+
+
+def test_page_is_one_file_with_the_charts_commands_and_escaped_cells(tmp_path: Path) -> None:
+    page = write_results(tmp_path, RECORDS).read_text()
+    assert page.count('src="data:image/png;base64,') == 2  # throughput and latency, inside the page
+    assert not re.search(r"""(?:src|href)\s*=\s*(?!["']?(?:data:|#))""", page), "a resource outside the page"
+    assert "<b>in</b>" not in page and "&lt;b&gt;in&lt;/b&gt;" in page
+    assert "<strong>FAILED</strong>: ab counted 3 failures" in page
+    for fixture in RECORDS:
+        assert f"<code>{fixture['command'].replace('<', '&lt;').replace('>', '&gt;')}</code>" in page
+    for fact in ("8694934", "Linux 6.18.44-fc-v782", "20.10.24+dfsg1", "2.29.7", METADATA["command"]):
+        assert fact in page
+
+
+@pytest.mark.parametrize("mode", ["sweep", "overload", "repeats"])
+def test_page_for_every_mode_even_one_it_does_not_know(tmp_path: Path, mode: str) -> None:
+    records = [fixture | {"survived": True} for fixture in RECORDS]
+    page = write_results(tmp_path, records, mode=mode).read_text()
+    assert page.count('src="data:image/png;base64,') == 1  # sweep.png
+    assert page.count("<tr") == (len(RECORDS) + 1) * (2 if mode == "overload" else 1)  # and the summary
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[webdriver.Chrome]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})  # every request the page makes
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    yield driver
+    driver.quit()
+
+
+def targets(driver: webdriver.Chrome) -> list[str]:
+    return driver.execute_script(
+        "return [...document.querySelectorAll('table.sortable tbody tr')].map((row) => row.cells[1].textContent)"
+    )
+
+
+def click_header(driver: webdriver.Chrome, column: str) -> str:
+    header = driver.find_element(By.XPATH, f"//table[@class='sortable']//th[button[text()='{column}']]")
+    header.find_element(By.TAG_NAME, "button").click()
+    return header.get_attribute("aria-sort")
+
+
+@needs_chromium
+def test_clicking_a_header_sorts_numerically_failed_rows_last(tmp_path: Path, browser: webdriver.Chrome) -> None:
+    browser.get(write_results(tmp_path, RECORDS).as_uri())
+    assert targets(browser) == ["devserver-single", "psycopg2-patched", "gunicorn-sync", "gevent-pywsgi"]
+    # 0.99 < 3.19 < 170.8 as numbers (as text "170.8" < "3.19"); the FAILED row last both ways.
+    assert click_header(browser, "requests/s") == "ascending"
+    assert targets(browser) == ["devserver-single", "psycopg2-patched", "gunicorn-sync", "gevent-pywsgi"]
+    assert click_header(browser, "requests/s") == "descending"
+    assert targets(browser) == ["gunicorn-sync", "psycopg2-patched", "devserver-single", "gevent-pywsgi"]
+    # 0.50 (the failed row, measured all the same) < 1.26 ms; the two "–" last both ways.
+    assert click_header(browser, "app CPU ms / request") == "ascending"
+    assert targets(browser) == ["gevent-pywsgi", "gunicorn-sync", "psycopg2-patched", "devserver-single"]
+    assert click_header(browser, "app CPU ms / request") == "descending"
+    assert targets(browser) == ["gunicorn-sync", "gevent-pywsgi", "psycopg2-patched", "devserver-single"]
+    # 1 x 1 threads, 4 x 50, 1 x 1000 greenlets, then unbounded: what the server holds, not the text's order.
+    assert click_header(browser, "at once") == "ascending"
+    assert targets(browser) == ["devserver-single", "gunicorn-sync", "psycopg2-patched", "gevent-pywsgi"]
+    assert click_header(browser, "target") == "ascending"
+    assert targets(browser) == ["devserver-single", "gevent-pywsgi", "gunicorn-sync", "psycopg2-patched"]
+
+
+@needs_chromium
+def test_page_loads_nothing_but_itself(tmp_path: Path, browser: webdriver.Chrome) -> None:
+    browser.get_log("performance")  # forget what earlier pages asked for
+    page = write_results(tmp_path, RECORDS).as_uri()
+    browser.get(page)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "img")) == 2
+    assert browser.execute_script("return [...document.images].every((image) => image.naturalWidth > 0)")
+    events = [json.loads(entry["message"])["message"] for entry in browser.get_log("performance")]
+    sent = [event["params"]["request"]["url"] for event in events if event["method"] == "Network.requestWillBeSent"]
+    assert {url for url in sent if not url.startswith("data:")} == {page}
