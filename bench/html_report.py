@@ -30,9 +30,10 @@ def _others_seconds(record: dict) -> float:
 SORT_KEYS: dict[str, Callable[[dict], float | None]] = {
     "at once": _holds_at_once,
     "n / c / delay": lambda record: record["c"],
-    "requests/s": lambda record: record.get("rps"),
+    "requests/s": lambda record: record.get("rps_median", record.get("rps")),
     "ceiling": lambda record: record["ceiling_rps"],
     "efficiency": lambda record: record.get("efficiency"),
+    "vs reference": lambda record: record.get("vs_reference"),
     "P50 ms": lambda record: record.get("p50_ms"),
     "P99 ms": lambda record: record.get("p99_ms"),
     "failed": lambda record: record.get("failed"),
@@ -197,6 +198,7 @@ def render(out: Path) -> None:
     document = json.loads((out / "results.json").read_text())
     metadata, records = document["metadata"], document["results"]
     mode = report._mode(metadata)
+    rows = report.summarise(records)  # with repeats, one row per target and load
     charts = [out / chart for chart in report._charts(mode) if (out / chart).exists()]
     page = PAGE.substitute(
         title=html.escape(out.resolve().name),
@@ -204,7 +206,7 @@ def render(out: Path) -> None:
         metadata=_metadata(metadata, mode),
         verdict=_inline(report._verdict(mode, records)),
         summary=_table(report.OVERLOAD_COLUMNS, report._overload_rows(records)) if mode == "overload" else "",
-        table=_table(report.COLUMNS, [report._row(record) for record in records], records),
+        table=_table(report.COLUMNS, [report._row(record) for record in rows], rows),
         ceiling=html.escape(report.CEILING_NOTE),
         charts="\n".join(_chart(chart) for chart in charts),
         commands=_commands(records),

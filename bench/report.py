@@ -12,12 +12,12 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
-from bench.ceiling import ceiling_rps  # noqa: E402
+from bench.ceiling import ceiling_rps, efficiency  # noqa: E402
 
 COLUMNS = (
     "scenario", "target", "server", "mode", "at once", "n / c / delay", "requests/s", "ceiling", "efficiency",
-    "P50 ms", "P99 ms", "failed", "non-2xx", "OS threads idle → peak", "peak RSS MB", "app CPU ms / request",
-    "other CPU ms / request", "machine busy",
+    "vs reference", "within spread of", "P50 ms", "P99 ms", "failed", "non-2xx", "OS threads idle → peak",
+    "peak RSS MB", "app CPU ms / request", "other CPU ms / request", "machine busy",
 )  # fmt: skip
 # Short names for the other processes on a request's path, in the order they appear in the table.
 OTHERS = {"nginx": "nginx", "slow_api": "api", "postgres": "pg", "docker-proxy": "proxy", "ab": "ab"}
@@ -56,9 +56,59 @@ def _others(record: dict) -> str:
     )
 
 
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def summarise(records: list[dict]) -> list[dict]:
+    """One row per target and load: with repeats (REPEAT=k), the run with the median throughput, and the
+    spread of all k runs beside it. A load that failed in any run shows that failure."""
+    groups: dict[tuple, list[dict]] = {}
+    for record in records:
+        key = (record["scenario"], record["target"], record["n"], record["c"], record["delay"], record["client"])
+        groups.setdefault(key, []).append(record)
+    summary = []
+    for runs in groups.values():
+        failed = [run for run in runs if not run["ok"]]
+        if failed:
+            summary.append(failed[0] | {"runs": len(runs)})
+            continue
+        by_rps = sorted(runs, key=lambda run: run["rps"])
+        row = by_rps[(len(by_rps) - 1) // 2] | {"runs": len(runs)}
+        median = _median([run["rps"] for run in runs])
+        row |= {"rps_median": median, "rps_min": by_rps[0]["rps"], "rps_max": by_rps[-1]["rps"]}
+        row["efficiency"] = round(efficiency(median, row["ceiling_rps"]), 3)
+        shares = [run["vs_reference"] for run in runs if "vs_reference" in run]
+        if shares:
+            row["vs_reference"] = round(_median(shares), 3)
+        summary.append(row)
+    # Two targets under the same load whose ranges of throughput overlap are not told apart by this run.
+    for row in summary:
+        if row["ok"] and row["runs"] > 1:
+            row["within_spread_of"] = [
+                other["target"]
+                for other in summary
+                if other is not row and other["ok"] and (other["n"], other["c"]) == (row["n"], row["c"])
+                and other["rps_min"] <= row["rps_max"] and row["rps_min"] <= other["rps_max"]
+            ]  # fmt: skip
+    return summary
+
+
+def _throughput(record: dict) -> str:
+    if not record["ok"]:
+        return f"**FAILED**: {record['problem']}"
+    if record.get("runs", 1) > 1:
+        median, low, high = (_rps(record[key]) for key in ("rps_median", "rps_min", "rps_max"))
+        return f"{median} ({low}–{high})"
+    return _rps(record["rps"])
+
+
 def _row(record: dict) -> list[str]:
     measured = "rps" in record
-    throughput = _rps(record["rps"]) if record["ok"] else f"**FAILED**: {record['problem']}"
+    throughput = _throughput(record)
+    spread = record.get("within_spread_of")
 
     def value(key: str, form: str = "{}") -> str:
         return form.format(record[key]) if measured and record.get(key) is not None else "–"
@@ -67,7 +117,8 @@ def _row(record: dict) -> list[str]:
     return [
         record["scenario"], record["target"], record["server"], record["mode"], _at_once(record),
         f"{record['n']} / {record['c']} / {record['delay']:g} s", throughput, _rps(record["ceiling_rps"]),
-        value("efficiency", "{:.0%}") if record["ok"] else "–", value("p50_ms", "{:.0f}"), value("p99_ms", "{:.0f}"),
+        value("efficiency", "{:.0%}") if record["ok"] else "–", value("vs_reference", "{:.0%}"),
+        "–" if spread is None else ", ".join(spread) or "none", value("p50_ms", "{:.0f}"), value("p99_ms", "{:.0f}"),
         value("failed"), value("non2xx"), threads, value("rss_mb_peak", "{:.0f}"),
         _per_request_ms(record["cpu_seconds"], record) if measured else "–", _others(record) if measured else "–",
         value("machine_busy", "{:.0%}"),
@@ -77,7 +128,9 @@ def _row(record: dict) -> list[str]:
 def _table(records: list[dict]) -> str:
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     # A "|" in a cell (an unexpected body, a Docker error) would otherwise start a new column.
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in _row(record)) + " |" for record in records]
+    lines += [
+        "| " + " | ".join(cell.replace("|", "\\|") for cell in _row(record)) + " |" for record in summarise(records)
+    ]
     return "\n".join(lines)
 
 
@@ -94,7 +147,10 @@ def _throughput_chart(records: list[dict], metadata: dict, path: Path) -> None:
         if record["ok"]:
             color = MODE_COLORS.get(record["mode"], "tab:grey")
             axes.barh(row, 100 * record["efficiency"], color=color)
-            text = f" {_rps(record['rps'])} of {_rps(ceiling)} requests/s ({record['efficiency']:.0%})"
+            if record.get("runs", 1) > 1:  # the spread of the repeats, around the median
+                low, high = (100 * record[key] / ceiling for key in ("rps_min", "rps_max"))
+                axes.plot([low, high], [row, row], color="black", linewidth=1.5, marker="|", markersize=8)
+            text = f" {_throughput(record)} of {_rps(ceiling)} requests/s ({record['efficiency']:.0%})"
             axes.text(1, row, text, va="center", fontsize=8, color="white", fontweight="bold")
         else:
             axes.barh(row, 100, color="none", edgecolor="tab:red", hatch="//")
@@ -239,7 +295,7 @@ def render(out: Path) -> None:
     mode = _mode(metadata)
     charts = _charts(mode)
     for chart, draw in charts.items():
-        draw(records, metadata, out / chart)
+        draw(summarise(records), metadata, out / chart)
     summary = [_overload_table(records), ""] if mode == "overload" else []
     packages = "\n".join(f"- `{image}`: {' '.join(names)}" for image, names in metadata["packages"].items())
     lines = [

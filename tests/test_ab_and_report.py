@@ -18,7 +18,7 @@ import pytest
 
 from bench.ab import parse_ab
 from bench.ceiling import ceiling_rps, efficiency, naive_ceiling_rps
-from bench.report import render
+from bench.report import COLUMNS, _row, render, summarise
 
 OUTPUTS = Path(__file__).parent / "ab_outputs"
 
@@ -143,3 +143,23 @@ def test_report_gives_cpu_per_request_for_each_process_on_the_path(tmp_path: Pat
     (row,) = (line for line in (tmp_path / "results.md").read_text().splitlines() if line.startswith("| sync-"))
     # 2000 requests: 3 s of the app's CPU is 1.5 ms each.
     assert "| 1.50 | api 0.20, proxy 0.40, ab 0.10 | 25% |" in row
+
+
+def test_repeats_give_the_median_with_its_spread_and_mark_overlaps() -> None:
+    runs = [
+        record("a", True, rps=rps, repeat=repeat, vs_reference=share)
+        for repeat, (rps, share) in enumerate([(100.0, 0.60), (120.0, 0.70), (110.0, 0.65)])
+    ]
+    runs += [record("b", True, rps=rps, repeat=repeat) for repeat, rps in enumerate([115.0, 130.0, 140.0])]
+    runs += [record("c", True, rps=rps, repeat=repeat) for repeat, rps in enumerate([150.0, 151.0, 152.0])]
+    runs += [record("d", ok, rps=150.0, repeat=repeat) for repeat, ok in enumerate([True, False, True])]
+    a, b, c, d = summarise(runs)
+    assert (a["runs"], a["rps_median"], a["rps_min"], a["rps_max"]) == (3, 110.0, 100.0, 120.0)
+    assert a["repeat"] == 2 and a["vs_reference"] == 0.65  # the median run's own figures, the median share
+    assert a["efficiency"] == round(110.0 / 181.82, 3)
+    # a (100-120) and b (115-140) overlap: this run does not tell them apart; c (150-152) stands clear.
+    assert a["within_spread_of"] == ["b"] and b["within_spread_of"] == ["a"] and c["within_spread_of"] == []
+    # One failed run fails the row: a reader must not see a median that hides it.
+    assert not d["ok"] and "within_spread_of" not in d
+    assert _row(a)[COLUMNS.index("requests/s")] == "110.0 (100.0–120.0)"
+    assert _row(a)[COLUMNS.index("within spread of")] == "b" and _row(c)[COLUMNS.index("within spread of")] == "none"
