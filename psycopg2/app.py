@@ -6,6 +6,9 @@ Postgres through libpq's own C sockets, which no monkey-patch reaches: see patch
 
 import os
 import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import psycopg2
 import requests
@@ -19,12 +22,15 @@ if not DATABASE_URL:
     raise SystemExit("DATABASE_URL must be set, e.g. postgresql://postgres:<password>@postgres:5432/postgres")
 DATABASE = psycopg2.extensions.parse_dsn(DATABASE_URL)
 MAX_DELAY = 30.0
-# "pool" keeps up to IDLE_CONNECTIONS_KEPT connections open for the next requests; "per-request" opens and
-# closes one for every request, as the tutorial does (each connect costs Postgres a fork and a SCRAM exchange).
+# "pool" keeps its connections open for the next requests; "per-request" opens and closes one for every
+# request, as the tutorial does (each connect costs Postgres a fork and a SCRAM exchange).
 POSTGRES_CONNECTIONS = os.environ.get("POSTGRES_CONNECTIONS", "pool")
 if POSTGRES_CONNECTIONS not in ("pool", "per-request"):
     raise SystemExit(f"POSTGRES_CONNECTIONS must be 'pool' or 'per-request', not {POSTGRES_CONNECTIONS!r}")
-IDLE_CONNECTIONS_KEPT = 10 if POSTGRES_CONNECTIONS == "pool" else 0
+# Either way at most POOL_MAX connections at once: past its max_connections Postgres refuses new ones ("too
+# many clients"), so a request waits for a free one instead, up to POOL_TIMEOUT seconds.
+POOL_MAX = int(os.environ.get("POSTGRES_POOL_MAX", "30"))
+POOL_TIMEOUT = float(os.environ.get("POSTGRES_POOL_TIMEOUT", "10"))
 
 app = Flask(__name__)
 slow_api = requests.Session()
@@ -49,13 +55,14 @@ def database_address() -> str:
     return socket.getaddrinfo(DATABASE.get("host"), port, proto=socket.IPPROTO_TCP)[0][4][0]
 
 
+# gunicorn's gevent worker patches threading before it imports this module (uWSGI's --gevent-early-monkey-patch
+# too), so a request waiting for a slot waits as a greenlet and the others go on.
+connection_slots = threading.BoundedSemaphore(POOL_MAX)
 # One process, and gevent switches only on I/O: list.pop and list.append need no lock.
 idle_connections: list[psycopg2.extensions.connection] = []
 
 
-def postgres_connection() -> psycopg2.extensions.connection:
-    if idle_connections:
-        return idle_connections.pop()
+def connect() -> psycopg2.extensions.connection:
     # Patched, psycogreen drives the connect and libpq's connect_timeout no longer applies (measured: 3.07 s
     # to an address nobody answers, with connect_timeout=2): TCP_USER_TIMEOUT bounds it in the kernel instead.
     connection = psycopg2.connect(DATABASE_URL, hostaddr=database_address(), connect_timeout=3, tcp_user_timeout=3000)
@@ -63,12 +70,15 @@ def postgres_connection() -> psycopg2.extensions.connection:
     return connection
 
 
-def sleep_in_postgres(seconds: float) -> None:
+@contextmanager
+def postgres_connection() -> Iterator[psycopg2.extensions.connection]:
+    if not connection_slots.acquire(timeout=POOL_TIMEOUT):
+        raise ServiceUnavailable(f"postgres pool: no free connection within {POOL_TIMEOUT:g} s ({POOL_MAX} in use)")
     try:
-        connection = postgres_connection()
+        # A connection is opened only when none is idle: never more than POOL_MAX open, idle ones included.
+        connection = idle_connections.pop() if idle_connections else connect()
         try:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_sleep(%s)", (seconds,))
+            yield connection
         except BaseException:
             # Mostly Postgres went away or restarted, and then the idle connections are dead too. Closing
             # them all means nothing leaks and the next request connects afresh.
@@ -76,10 +86,18 @@ def sleep_in_postgres(seconds: float) -> None:
                 dead.close()
             idle_connections.clear()
             raise
-        if len(idle_connections) < IDLE_CONNECTIONS_KEPT:
+        if POSTGRES_CONNECTIONS == "pool":
             idle_connections.append(connection)
         else:
             connection.close()
+    finally:
+        connection_slots.release()
+
+
+def sleep_in_postgres(seconds: float) -> None:
+    try:
+        with postgres_connection() as connection, connection.cursor() as cursor:
+            cursor.execute("SELECT pg_sleep(%s)", (seconds,))
     except (psycopg2.Error, OSError):
         raise ServiceUnavailable("postgres is unavailable") from None
 

@@ -6,6 +6,7 @@ each failure must be a clear 502, 503 or 504, never a hang, a reset or a traceba
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections import Counter
@@ -18,6 +19,7 @@ from bench.compose import RunningScenario, server_pids
 from bench.sampler import pg_client_sessions
 from bench.scenarios import SCENARIOS, Target, load_targets
 from tests.conftest import BackgroundLoad, Outcome, fetch
+from tests.test_postgres_pool import pool_maxima
 
 pytestmark = pytest.mark.docker
 
@@ -26,7 +28,6 @@ DELAY = 1.0
 # Postgres after 3 s to connect; 3 s on top for queueing behind the load.
 LONGEST_ANSWER = 3 + DELAY + 5 + 3
 RECOVERY = 10.0  # seconds from the dependency's restart to the first 200
-IDLE_CONNECTIONS_KEPT = 10  # per bonus app with POSTGRES_CONNECTIONS=pool (psycopg2/app.py)
 
 
 def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
@@ -93,49 +94,57 @@ def test_slow_api_dies_under_load_and_the_app_recovers(scenario_name: str) -> No
         assert server_processes(running, target) == processes
 
 
-def test_postgres_restarts_under_load_and_no_session_leaks() -> None:
-    with RunningScenario("bonus-psycopg2-gevent") as running:
+@pytest.mark.parametrize("scenario_name", [scenario for scenario in SCENARIOS if scenario.startswith("bonus-")])
+def test_postgres_restarts_under_load_and_no_session_leaks(scenario_name: str) -> None:
+    with RunningScenario(scenario_name) as running:
         postgres = running.main_pid("postgres")
         idle_sessions = pg_client_sessions(postgres)
-        unpatched, patched = load_targets("bonus-psycopg2-gevent")
-        # The unpatched app serialises its Postgres half: two clients keep it busy.
-        with (
-            BackgroundLoad(f"{patched.url}?delay={DELAY:g}", clients=20) as patched_load,
-            BackgroundLoad(f"{unpatched.url}?delay={DELAY:g}", clients=2) as unpatched_load,
-        ):
-            loads = (patched_load, unpatched_load)
-            wait_for(lambda: all(len(load.outcomes) >= 4 for load in loads), 30, "the load under way")
+        with contextlib.ExitStack() as stack:
+            # An app whose Postgres half blocks serialises it: two clients keep it busy.
+            loads = {
+                target: stack.enter_context(
+                    BackgroundLoad(f"{target.url}?delay={DELAY:g}", clients=2 if target.postgres == "blocking" else 20)
+                )
+                for target in load_targets(scenario_name)
+            }
+            cooperative = [load for target, load in loads.items() if target.postgres == "cooperative"]
+            wait_for(lambda: all(len(load.outcomes) >= 4 for load in loads.values()), 30, "the load under way")
             assert pg_client_sessions(postgres) > idle_sessions
             stopping = time.monotonic()
             running.stop("postgres")
-            wait_for(lambda: all(any(o.status == 503 for o in load.outcomes) for load in loads), 15, "503 on both")
+            wait_for(lambda: all(any(o.status == 503 for o in load.outcomes) for load in loads.values()), 15, "503s")
             restarting = time.monotonic()
             running.start("postgres")
-            for load in loads:
+            for load in loads.values():
                 wait_for(lambda: first_success_after(load, restarting) is not None, RECOVERY + 5, "a 200 again")  # noqa: B023
-            wait_for(lambda: len(patched_load.sent_between(restarting)) >= 60, 30, "more load after the restart")
-        for load in loads:
+            wait_for(lambda: all(len(load.sent_between(restarting)) >= 60 for load in cooperative), 30, "more load")
+        for load in loads.values():
             assert_every_answer_clear(load.outcomes, {503}, "postgres")
             assert any(o.status == 503 and o.started >= stopping for o in load.outcomes)
             recovered_in = first_success_after(load, restarting)
             assert recovered_in is not None and recovered_in <= RECOVERY, (load.url, recovered_in)
             print(summary(f"{load.url}, postgres stopped", load.outcomes, recovered_in))
-        # Each app closes the connections Postgres dropped and keeps at most IDLE_CONNECTIONS_KEPT open for the
-        # next requests: hundreds of requests later, no more sessions than that (0 with per-request).
+        # Each app closes the connections Postgres dropped and keeps open for the next requests no more than its
+        # pool's maximum, nor than it had requests at once (its clients, and the healthcheck's one at a time):
+        # hundreds of requests later, no more sessions than that (0 with per-request).
         postgres = running.main_pid("postgres")
-        kept = 2 * IDLE_CONNECTIONS_KEPT if os.environ.get("POSTGRES_CONNECTIONS", "pool") == "pool" else 0
+        maxima = pool_maxima(running)
+        kept = sum(min(maxima[target.service], load.clients + 1) for target, load in loads.items())
+        kept = kept if os.environ.get("POSTGRES_CONNECTIONS", "pool") == "pool" else 0
         wait_for(lambda: pg_client_sessions(postgres) <= kept, 10, f"at most {kept} Postgres sessions")
+        print(f"{scenario_name}: {pg_client_sessions(postgres)} Postgres sessions afterwards (at most {kept})")
 
 
 # Flask's development server has no graceful stop: SIGTERM ends it at once (see README). A stop lets the
 # requests a server has accepted finish, and resets the connections still waiting in its listen backlog:
-# the unpatched bonus app, whose worker blocks in libpq for each request, leaves most of them waiting there.
+# a bonus app whose Postgres half blocks (psycopg2 unpatched, psycopg 3 imported before the patch) blocks its
+# worker in libpq for each request and leaves most of them waiting there.
 GRACEFUL_TARGETS = [
     pytest.param(target, id=target.name)
     for scenario in SCENARIOS
     if scenario != "sync-devserver"
     for target in load_targets(scenario)
-    if target.name != "psycopg2-unpatched"
+    if target.postgres != "blocking"
 ]
 
 

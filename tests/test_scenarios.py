@@ -118,15 +118,17 @@ def test_only_the_documented_ports_on_loopback(scenario: RunningScenario) -> Non
     assert published == documented
 
 
-@pytest.mark.parametrize("scenario", ["bonus-psycopg2-gevent"], indirect=True)
+@pytest.mark.parametrize("scenario", ["bonus-psycopg2-gevent", "bonus-psycopg3-gevent"], indirect=True)
 def test_credentials_come_from_the_environment(scenario: RunningScenario) -> None:
-    for service in ("app_unpatched", "app_patched", "postgres"):
+    apps = [target.service for target in load_targets(scenario.scenario)]
+    for service in (*apps, "postgres"):
         image = container(scenario, service)["Config"]["Image"]
         baked = docker("image", "inspect", "--format", "{{json .Config.Env}}", image)
         assert "playground" not in baked and "DATABASE_URL" not in baked, (image, baked)
     # Without DATABASE_URL the app stops with a message: no default password hides in its code.
+    app_image = container(scenario, apps[0])["Config"]["Image"]
     started = subprocess.run(
-        ["docker", "run", "--rm", "flask-playground/psycopg2", "python", "-c", "import app"],
+        ["docker", "run", "--rm", app_image, "python", "-c", "import app"],
         capture_output=True,
         text=True,
     )
@@ -142,7 +144,7 @@ def test_credentials_come_from_the_environment(scenario: RunningScenario) -> Non
     )
     services = yaml.safe_load(config.stdout)["services"]
     assert services["postgres"]["environment"]["POSTGRES_PASSWORD"] == "another-example"
-    for app in ("app_unpatched", "app_patched"):
+    for app in apps:
         assert ":another-example@" in services[app]["environment"]["DATABASE_URL"]
 
 
