@@ -6,9 +6,9 @@ PYTHON := $(VENV)/bin/python
 # N, C and DELAY pass on only when set: unset, each command uses the tutorial's load for each target.
 LOAD = $(if $(N),-n $(N)) $(if $(C),-c $(C)) $(if $(DELAY),--delay $(DELAY))
 BENCH = $(PYTHON) -m bench.run $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
-  $(if $(REPEAT),--repeat $(REPEAT))
+  $(if $(REPEAT),--repeat $(REPEAT)) $(if $(LOADGEN),--loadgen $(LOADGEN))
 
-.PHONY: help venv up down ab threads bench sweep overload test test-fast lint format
+.PHONY: help venv up down ab threads bench sweep overload latency slowclients test test-fast lint format
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -33,7 +33,7 @@ ab: $(PYTHON) ## the tutorial's ab command against each port of S (N=2000 C=200 
 threads: $(PYTHON) ## OS threads of each server of the running scenario S (the tutorial's `top -H`)
 	$(PYTHON) -m bench threads $(S)
 
-bench: $(PYTHON) ## app images built cold, every scenario verified and loaded, into results/<time>/ (SCENARIOS= N= C= DELAY= OUT= CLIENT= ALSO="1000" REPEAT=3)
+bench: $(PYTHON) ## app images built cold, every scenario verified and loaded, into results/<time>/ (SCENARIOS= N= C= DELAY= OUT= CLIENT= LOADGEN=ab|hey|wrk ALSO="1000" REPEAT=3)
 	$(BENCH) --client $(CLIENT) --cold-build $(LOAD) $(if $(ALSO),--also "$(ALSO)")
 
 sweep: $(PYTHON) ## the concurrent targets at 10, 50, 200, 500, 1000 clients (CONCURRENCIES="..." DELAY= OUT=)
@@ -43,6 +43,15 @@ sweep: $(PYTHON) ## the concurrent targets at 10, 50, 200, 500, 1000 clients (CO
 overload: $(PYTHON) ## more and more clients (one request each) per concurrent target, until a request fails (LEVELS="...")
 	$(BENCH) --client $(if $(filter auto,$(CLIENT)),container,$(CLIENT)) --overload "$(or $(LEVELS),1000 2000 3000 5000 7500 10000 15000)" \
 	  $(if $(DELAY),--delay $(DELAY))
+
+latency: $(PYTHON) ## open-loop load (vegeta) at fixed rates, 25 % to 150 % of what each concurrent target sustains: latency against load (SCENARIOS= FRACTIONS= RATES= DURATION=10 DELAY= OUT=)
+	$(PYTHON) -m bench.latency $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
+	  $(if $(FRACTIONS),--fractions "$(FRACTIONS)") $(if $(RATES),--rates "$(RATES)") \
+	  $(if $(DURATION),--duration $(DURATION)) $(if $(DELAY),--delay $(DELAY))
+
+slowclients: $(PYTHON) ## half-sent heads, trickled bodies, idle keep-alive: how many slow connections delay a normal request, per target (LEVELS="10 25 50 100 200 400 800 1600" SCENARIOS= OUT=)
+	$(PYTHON) -m bench.slowclients $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
+	  $(if $(LEVELS),--levels "$(LEVELS)")
 
 test-fast: $(PYTHON) ## the tests that need no Docker
 	$(PYTHON) -m pytest -m "not docker"

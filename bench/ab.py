@@ -20,6 +20,15 @@ class AbResult:
     percentiles_ms: dict[int, float]
 
     @property
+    def failure_kinds(self) -> dict[str, int]:
+        return {
+            "connect": self.failed_connect,
+            "receive": self.failed_receive,
+            "length": self.failed_length,
+            "exceptions": self.failed_exceptions,
+        }
+
+    @property
     def p50_ms(self) -> float:
         return self.percentiles_ms[50]
 

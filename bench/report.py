@@ -12,7 +12,8 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
-from bench.ceiling import ceiling_rps, efficiency  # noqa: E402
+from bench.ceiling import efficiency  # noqa: E402
+from bench.loadgens import LOADGENS  # noqa: E402
 
 COLUMNS = (
     "scenario", "target", "server", "mode", "at once", "n / c / delay", "requests/s", "ceiling", "efficiency",
@@ -20,7 +21,10 @@ COLUMNS = (
     "peak RSS MB", "app CPU ms / request", "other CPU ms / request", "machine busy",
 )  # fmt: skip
 # Short names for the other processes on a request's path, in the order they appear in the table.
-OTHERS = {"nginx": "nginx", "slow_api": "api", "postgres": "pg", "docker-proxy": "proxy", "ab": "ab"}
+OTHERS = {
+    "nginx": "nginx", "slow_api": "api", "postgres": "pg", "docker-proxy": "proxy",
+    "ab": "ab", "hey": "hey", "wrk": "wrk",  # the load generator, when it runs on the host
+}  # fmt: skip
 
 
 def _label(record: dict) -> str:
@@ -44,7 +48,8 @@ def _rps(rps: float) -> str:
 
 def _per_request_ms(seconds: float, record: dict) -> str:
     # CPU time comes in ticks of 10 ms: over fewer than 100 requests, a share per request means nothing.
-    return f"{1000 * seconds / record['n']:.2f}" if record["n"] >= 100 else "–"
+    # wrk runs for a time: what it completed, not the requests asked for.
+    return f"{1000 * seconds / (record.get('complete') or record['n']):.2f}" if record["n"] >= 100 else "–"
 
 
 def _others(record: dict) -> str:
@@ -163,8 +168,11 @@ def _throughput_chart(records: list[dict], metadata: dict, path: Path) -> None:
     axes.set_yticks(range(len(labels)), labels, fontsize=8)
     naive_most = max(100 * record["ceiling_naive_rps"] / record["ceiling_rps"] for record in records)
     axes.set_xlim(0, max(125, naive_most + 10))
-    axes.set_xlabel("% of ab's ceiling (orange: threads, blue: gevent, green: asyncio; dotted: the naive c / delay)")
-    axes.set_title("Throughput against the best ab can measure for the same load")
+    tool = records[0].get("loadgen", "ab")
+    axes.set_xlabel(
+        f"% of {tool}'s ceiling (orange: threads, blue: gevent, green: asyncio; dotted: the naive c / delay)"
+    )
+    axes.set_title(f"Throughput against the best {tool} can measure for the same load")
     _footer(figure, metadata)
     figure.tight_layout(rect=(0, 0.03, 1, 1))
     figure.savefig(path, dpi=110)
@@ -204,12 +212,14 @@ def _sweep_chart(records: list[dict], metadata: dict, path: Path) -> None:
             axes.plot(failed, [0.02] * len(failed), "x", color="tab:red", markersize=10, markeredgewidth=2,
                       transform=axes.get_xaxis_transform(), label=f"{target}: FAILED", clip_on=False)  # fmt: skip
     ceiling = sorted({(record["c"], record["n"], record["delay"]) for record in records})
+    tool = LOADGENS[records[0].get("loadgen", "ab")]
     axes.plot(
-        [c for c, _, _ in ceiling], [ceiling_rps(n, c, d, None) for c, n, d in ceiling], "k:", label="ab's ceiling"
-    )
+        [c for c, _, _ in ceiling], [tool.ceiling_rps(n, c, d, None) for c, n, d in ceiling], "k:",
+        label=f"{tool.name}'s ceiling",
+    )  # fmt: skip
     axes.set_xscale("log")
     axes.set_yscale("log")
-    axes.set_xlabel("ab's concurrent clients")
+    axes.set_xlabel(f"{tool.name}'s concurrent clients")
     axes.set_ylabel("requests per second")
     axes.set_title("Throughput against concurrency: sync servers saturate at workers x threads")
     axes.legend(fontsize=7)
@@ -263,12 +273,199 @@ def _images(metadata: dict) -> list[str]:
     ]
 
 
-CEILING_NOTE = (
-    "The ceiling is the best a perfect server could score under ab: ab sends its first request alone and opens"
-    " its other connections only after that answer, so n requests take at least"
-    " delay x (1 + ceil((n - 1) / c')), where c' is the smaller of ab's clients and what the server holds at"
-    " once. Efficiency is requests per second over that ceiling."
-)
+LATENCY_COLUMNS = (
+    "scenario", "target", "server", "at once", "base requests/s", "offered requests/s", "sent", "achieved",
+    "answered well", "P50 ms", "P90 ms", "P99 ms", "P99.9 ms", "failures",
+)  # fmt: skip
+
+
+def _ms(value: float | None) -> str:
+    return "failed" if value is None else f"{value:.0f}"
+
+
+def _latency_row(record: dict) -> list[str]:
+    base = _rps(record["base_rps"]) if record.get("base_rps") else "–"
+    fraction = f" ({record['fraction']:.0%})" if record.get("fraction") else ""
+    offered = f"{record['offered_rps']:g}{fraction}" if "offered_rps" in record else "–"
+    head = [record["scenario"], record["target"], record["server"], _at_once(record), base, offered]
+    if "requests" not in record or not record["ok"]:
+        return head + [f"**FAILED**: {record['problem']}"] + ["–"] * (len(LATENCY_COLUMNS) - len(head) - 1)
+    # A target that does not keep up is the finding, not a failure of the run: its achieved rate says so in bold.
+    achieved = _rps(record["achieved_rps"]) if record["keeps_up"] else f"**{_rps(record['achieved_rps'])}**"
+    failures = ", ".join(f"{kind} {count}" for kind, count in record["failure_kinds"].items()) or "–"
+    return head + [
+        _rps(record["sent_rps"]), achieved, f"{record['success_ratio']:.1%}", _ms(record["p50_ms"]),
+        _ms(record["p90_ms"]), _ms(record["p99_ms"]), _ms(record["p999_ms"]), failures,
+    ]  # fmt: skip
+
+
+def _latency_table(records: list[dict]) -> str:
+    lines = ["| " + " | ".join(LATENCY_COLUMNS) + " |", "|" + "---|" * len(LATENCY_COLUMNS)]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in _latency_row(r)) + " |" for r in records]
+    return "\n".join(lines)
+
+
+def _hockey_stick_chart(records: list[dict], metadata: dict, path: Path) -> None:
+    figure, axes = plt.subplots(figsize=(10, 6))
+    loaded = [record for record in records if "requests" in record and record["ok"]]
+    for index, target in enumerate(dict.fromkeys(record["target"] for record in loaded)):
+        points = sorted((r for r in loaded if r["target"] == target), key=lambda r: r["offered_rps"])
+        color = f"C{index}"
+        offered = [record["offered_rps"] for record in points]
+        for key, style in (("p50_ms", "--"), ("p99_ms", "-")):
+            values = [record[key] if record[key] is not None else float("nan") for record in points]
+            label = f"{target} ({_at_once(points[0])}), {key[:3].upper()}"
+            axes.plot(offered, values, style, color=color, marker="o", markersize=4, label=label)
+        # Where too many requests failed for a P99, a red cross at the top of the chart marks the rate.
+        if failed := [record["offered_rps"] for record in points if record["p99_ms"] is None]:
+            axes.plot(failed, [0.97] * len(failed), "x", color="tab:red", markersize=10, markeredgewidth=2,
+                      transform=axes.get_xaxis_transform(), clip_on=False)  # fmt: skip
+        slow = [record for record in points if not record["keeps_up"] and record["p99_ms"] is not None]
+        axes.plot([r["offered_rps"] for r in slow], [r["p99_ms"] for r in slow], "o", color="tab:red", fillstyle="none",
+                  markersize=10)  # fmt: skip
+    for delay in sorted({record["delay"] for record in records}):
+        axes.axhline(delay * 1000, color="black", linestyle=":", linewidth=1)
+    axes.set_yscale("log")
+    for axis in (axes.yaxis.set_major_formatter, axes.yaxis.set_minor_formatter):
+        axis(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))  # 2000, not 2 x 10^3
+    axes.set_xlabel("offered requests per second (open loop: sent on schedule, whatever the server does)")
+    axes.set_ylabel("latency from the scheduled send, ms (dotted: the delay)")
+    axes.set_title("Latency against offered load (dashed P50, solid P99; red ring: fewer answers than offered)")
+    axes.legend(fontsize=7)
+    _footer(figure, metadata)
+    figure.tight_layout(rect=(0, 0.03, 1, 1))
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def _render_latency(out: Path, metadata: dict, records: list[dict]) -> None:
+    _hockey_stick_chart(records, metadata, out / "latency.png")
+    not_ok = sorted({record["target"] for record in records if not record["ok"]})
+    packages = "\n".join(f"- `{image}`: {' '.join(names)}" for image, names in metadata["packages"].items())
+    lines = [
+        "# Latency at fixed request rates",
+        "",
+        f"`{metadata['command']}`",
+        "",
+        f"{metadata['date']}, git {metadata['git_commit']}: {metadata['cpu_count']} cores, Linux {metadata['kernel']},"
+        f" Docker {metadata['docker_version']}, Compose {metadata['compose_version']}.",
+        "",
+        f"**Not OK: {', '.join(not_ok)}**" if not_ok else "Every target verified and loaded at every rate.",
+        "",
+        _latency_table(records),
+        "",
+        "Base: the answers per second a closed loop (hey, as many clients as the target holds at once, at most"
+        " 1000, 3 rounds) got from the target just before; each offered rate is a share of it. vegeta then sends"
+        " at that rate for the duration, open loop: on schedule, whatever the server does. Sent: the rate vegeta"
+        " kept; achieved: good answers per second, from the first to the last; in bold when below 98 % of the"
+        " offered rate or when a request failed. Each latency runs from the request's scheduled send to the end of"
+        ' its answer; failed requests rank as slower than any answer, so a percentile reads "failed" when more'
+        " requests failed than it leaves out.",
+        "",
+        "![latency.png](latency.png)",
+        "",
+        "Packages in the images:",
+        "",
+        packages,
+        "",
+    ]
+    (out / "results.md").write_text("\n".join(lines))
+
+
+SLOW_KINDS = {
+    "head": "half a request head",
+    "body": "2 bytes of a 100 KB body",
+    "idle": "idle after one request",
+}
+
+
+def _slow_cell(levels: list[dict]) -> str:
+    """Where a normal request first waited past the threshold, and how long; or the longest wait of all."""
+    delayed = next((record for record in levels if record["delayed"]), None)
+    wedged = " **then wedged**" if any(record.get("recovered") is False for record in levels) else ""
+    if delayed is None:
+        return f"none up to {levels[-1]['connections']} (worst {max(r['worst_seconds'] for r in levels):.2f} s)"
+    failed = [probe for probe in delayed["probes"] if probe["problem"]]
+    worst = f"{len(failed)} of {len(delayed['probes'])} unanswered" if failed else f"{delayed['worst_seconds']:.1f} s"
+    return f"**{delayed['connections']}** ({worst}){wedged}"
+
+
+def _slowclients_table(records: list[dict]) -> str:
+    kinds = [kind for kind in SLOW_KINDS if any(record.get("kind") == kind for record in records)]
+    header = ["target", "holds at once", *(f"{kind}: {SLOW_KINDS[kind]}" for kind in kinds)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for target in dict.fromkeys(record["target"] for record in records):
+        mine = [record for record in records if record["target"] == target]
+        if "kind" not in mine[0]:
+            cells = [f"**FAILED**: {mine[0]['problem']}"] * len(kinds)
+        else:
+            cells = [_slow_cell([r for r in mine if r.get("kind") == kind]) if any(r.get("kind") == kind for r in mine)
+                     else "–" for kind in kinds]  # fmt: skip
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in [target, _at_once(mine[0]), *cells]) + " |")
+    return "\n".join(lines)
+
+
+def _slowclients_levels(records: list[dict]) -> str:
+    header = ["target", "kind", "slow connections", "opened", "normal requests, s", "closed by the server",
+              "answered again after"]  # fmt: skip
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for record in (record for record in records if "kind" in record):
+        probes = ", ".join(
+            f"{p['seconds']:.2f}" if not p["problem"] else f"**{p['problem']}**" for p in record["probes"]
+        )
+        closed = record["closed_by_server"]
+        said = ", ".join(f"{count} {what}" for what, count in record.get("closed_with", {}).items())
+        closed_text = f"{closed} ({said}), the first after {record['first_closed_after']:g} s" if closed else "0"
+        recovered = f"{record['recovery_seconds']:g} s" if record["recovered"] else "**no: wedged**"
+        opened = str(record["opened"]) + (f", {record['answered']} answered" if record["answered"] is not None else "")
+        cells = [record["target"], record["kind"], str(record["connections"]), opened, probes, closed_text, recovered]
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(lines)
+
+
+def _render_slowclients(out: Path, metadata: dict, records: list[dict]) -> None:
+    not_ok = sorted({record["target"] for record in records if not record["ok"]})
+    packages = "\n".join(f"- `{image}`: {' '.join(names)}" for image, names in metadata["packages"].items())
+    probes = metadata["probes"]
+    lines = [
+        "# Slow clients",
+        "",
+        f"`{metadata['command']}`",
+        "",
+        f"{metadata['date']}, git {metadata['git_commit']}: {metadata['cpu_count']} cores, Linux {metadata['kernel']},"
+        f" Docker {metadata['docker_version']}, Compose {metadata['compose_version']}.",
+        "",
+        f"**Not OK (unverified, or wedged after the slow clients left): {', '.join(not_ok)}**"
+        if not_ok
+        else "Every target verified, and answered normally again once the slow clients had left.",
+        "",
+        f"Per target and kind of slow client, the number of slow connections at which a normal request"
+        f" (`GET /?delay=0`, on a new connection) first took longer than {metadata['threshold_seconds']:g} s or got"
+        f" no answer (in bold, with the worst wait), or the longest wait up to the last level"
+        f" ({', '.join(map(str, metadata['levels']))}).",
+        "",
+        _slowclients_table(records),
+        "",
+        f"Each level opens its slow connections from the host to the published port (docker-proxy in between, for"
+        f" every target alike), waits {probes['settle_seconds']:g} s, sends {probes['per_level']} normal requests"
+        f" {probes['spacing_seconds']:g} s apart (each given {probes['timeout_seconds']:g} s), then closes them all"
+        f" and waits for a normal answer. The levels of a kind stop at the first delayed one.",
+        "",
+        _slowclients_levels(records),
+        "",
+        "Packages in the images:",
+        "",
+        packages,
+        "",
+    ]
+    (out / "results.md").write_text("\n".join(lines))
+
+
+CEILING_NOTE = LOADGENS["ab"].ceiling_note
+
+
+def _ceiling_notes(records: list[dict]) -> str:
+    return " ".join(LOADGENS[name].ceiling_note for name in dict.fromkeys(r.get("loadgen", "ab") for r in records))
 
 
 def _mode(metadata: dict) -> str:
@@ -293,6 +490,12 @@ def render(out: Path) -> None:
     document = json.loads((out / "results.json").read_text())
     metadata, records = document["metadata"], document["results"]
     mode = _mode(metadata)
+    if mode == "latency":
+        _render_latency(out, metadata, records)
+        return
+    if mode == "slowclients":
+        _render_slowclients(out, metadata, records)
+        return
     charts = _charts(mode)
     for chart, draw in charts.items():
         draw(summarise(records), metadata, out / chart)
@@ -311,7 +514,7 @@ def render(out: Path) -> None:
         *summary,
         _table(records),
         "",
-        CEILING_NOTE,
+        _ceiling_notes(records),
         "",
         *(f"![{chart}]({chart})" for chart in charts),
         "",

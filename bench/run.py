@@ -21,16 +21,18 @@ import requests
 import yaml
 
 from bench import report
-from bench.ab import ab_command, parse_ab
-from bench.ceiling import ceiling_rps, efficiency, naive_ceiling_rps
+from bench.ceiling import efficiency, naive_ceiling_rps
 from bench.compose import RunningScenario, ScenarioError, compose_command, docker, os_threads, server_pids
+from bench.loadgens import LOADGENS, LoadGenerator
 from bench.sampler import Sampler, alive, docker_proxy_pids
 from bench.scenarios import LOADS, REFERENCE, ROOT, SCENARIOS, Target, load_targets
 
 SWEEP_CONCURRENCIES = (10, 50, 200, 500, 1000)
-AB_IMAGE = "flask-playground/ab"
 # The app's settings that change its speed; each record keeps their values as the container had them.
-APP_SETTINGS = ("SLOW_API_CLIENT", "GEVENT_RESOLVER", "POSTGRES_CONNECTIONS")
+APP_SETTINGS = (
+    "SLOW_API_CLIENT", "GEVENT_RESOLVER", "POSTGRES_CONNECTIONS", "POSTGRES_POOL_MAX", "POSTGRES_POOL_TIMEOUT",
+    "PYPY_GC_NURSERY", "SLOW_API_CONNECTIONS",
+)  # fmt: skip
 
 
 class Progress:
@@ -62,21 +64,40 @@ def verify(target: Target, delay: float) -> str | None:
     return None
 
 
+class Client(str):
+    """Where the load generator runs, "host" or "container" (what records and comparisons see), and which one it
+    is: one value, so that every step given the client runs and describes the same tool."""
+
+    loadgen: LoadGenerator
+
+    def __new__(cls, place: str, loadgen: str = "ab") -> Client:
+        client = super().__new__(cls, place)
+        client.loadgen = LOADGENS[loadgen]
+        return client
+
+
+def loadgen_of(client: str) -> LoadGenerator:
+    return client.loadgen if isinstance(client, Client) else LOADGENS["ab"]
+
+
 def run_ab(
     target: Target, running: RunningScenario, client: str, requests_total: int, concurrency: int, delay: float
 ) -> tuple[list[str], str]:
+    """The client's load generator (ab unless the client says otherwise) against the target: command and output."""
+    loadgen = loadgen_of(client)
     query = f"?delay={delay:g}"
     if client == "host":
-        command = ab_command(target.url + query, requests_total, concurrency)
+        command = loadgen.command(target.url + query, requests_total, concurrency, delay)
     else:
-        ab = ab_command(target.url_inside + query, requests_total, concurrency)
-        command = ["docker", "run", "--rm", "--network", running.network(), AB_IMAGE, *ab]
+        inside = loadgen.command(target.url_inside + query, requests_total, concurrency, delay)
+        command = ["docker", "run", "--rm", "--network", running.network(), loadgen.image, *inside]
     finished = subprocess.run(command, capture_output=True, text=True)
     return command, finished.stdout + finished.stderr
 
 
 def describe(target: Target, requests_total: int, concurrency: int, delay: float, client: str) -> dict:
     """The record's fixed part: what was loaded, how, and the best a perfect server could score."""
+    loadgen = loadgen_of(client)
     return {
         "scenario": target.scenario,
         "target": target.name,
@@ -90,13 +111,16 @@ def describe(target: Target, requests_total: int, concurrency: int, delay: float
         "c": concurrency,
         "delay": delay,
         "client": client,
-        "ceiling_rps": round(ceiling_rps(requests_total, concurrency, delay, target.concurrency), 2),
+        "loadgen": loadgen.name,
+        "keepalive": loadgen.keepalive,
+        "ceiling_rps": round(loadgen.ceiling_rps(requests_total, concurrency, delay, target.concurrency), 2),
         "ceiling_naive_rps": round(naive_ceiling_rps(concurrency, delay, target.concurrency), 2),
     }
 
 
 def measure(target: Target, running: RunningScenario, record: dict) -> dict:
-    """ab's figures and the server's usage during the load, or the problem that spoiled them."""
+    """The load generator's figures and the server's usage during the load, or the problem that spoiled them."""
+    loadgen = LOADGENS[record["loadgen"]]
     services = running.container_ids()
     server_pid = running.main_pid(target.service)
     postgres_pid = running.main_pid("postgres") if "postgres" in services else None
@@ -108,36 +132,35 @@ def measure(target: Target, running: RunningScenario, record: dict) -> dict:
     }
     if record["client"] == "host":
         others["docker-proxy"] = docker_proxy_pids()
-    ab_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    loadgen_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with Sampler(server_pid, postgres_pid, others) as sampler:
-        command, output = run_ab(target, running, record["client"], record["n"], record["c"], record["delay"])
-    ab_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        client = Client(record["client"], loadgen.name)
+        command, output = run_ab(target, running, client, record["n"], record["c"], record["delay"])
+    loadgen_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     measured = {"command": " ".join(command), **asdict(sampler.usage)}
     if record["client"] == "host":
-        ab_cpu = ab_after.ru_utime + ab_after.ru_stime - ab_before.ru_utime - ab_before.ru_stime
-        measured["cpu_seconds_others"]["ab"] = round(ab_cpu, 2)
+        spent = loadgen_after.ru_utime + loadgen_after.ru_stime - loadgen_before.ru_utime - loadgen_before.ru_stime
+        measured["cpu_seconds_others"][loadgen.name] = round(spent, 2)
     # Docker's userland proxy stops for good when accept() fails, e.g. out of file descriptors: from then on
     # no request reaches the server, however well it is doing.
     proxy_died = not all(alive(pid) for pid in others.get("docker-proxy", []))
     proxy_note = "; docker-proxy exited: the published port forwards nothing until restarted" if proxy_died else ""
     try:
-        result = parse_ab(output)
+        result = loadgen.parse(output)
     except ValueError as error:
-        return measured | {"problem": f"ab did not finish: {error}{proxy_note}"}
+        return measured | {"problem": f"{loadgen.name} did not finish: {error}{proxy_note}"}
     problem = None
     if result.failed or result.non2xx:
         # ab counts failure events (one reset can be a receive error, a length and an exception), not requests.
-        kinds = (
-            f"connect {result.failed_connect}, receive {result.failed_receive}, "
-            f"length {result.failed_length}, exceptions {result.failed_exceptions}"
-        )
-        problem = f"ab counted {result.failed} failures ({kinds}) and {result.non2xx} non-2xx answers"
+        kinds = ", ".join(f"{kind} {count}" for kind, count in result.failure_kinds.items())
+        problem = f"{loadgen.name} counted {result.failed} failures ({kinds}) and {result.non2xx} non-2xx answers"
         problem += f" in {record['n']} requests"
     if proxy_died:
         problem = (problem or "no failure") + proxy_note
     return measured | {
         "rps": result.rps,
         "seconds": result.seconds,
+        "complete": result.complete,  # wrk runs for a time: its count is the server's, not the one asked for
         "efficiency": round(efficiency(result.rps, record["ceiling_rps"]), 3),
         "p50_ms": result.p50_ms,
         "p99_ms": result.p99_ms,
@@ -270,14 +293,18 @@ def compare_to_reference(records: list[dict]) -> None:
             record["vs_reference"] = round(record["rps"] / reference_rps, 3)
 
 
-def choose_client(wanted: str) -> str:
-    client = wanted if wanted != "auto" else ("host" if shutil.which("ab") else "container")
-    if client == "host" and not shutil.which("ab"):
-        raise SystemExit("CLIENT=host needs ab on this machine: apt-get install apache2-utils")
-    if client == "container":
-        build = ["docker", "build", "--quiet", "--tag", AB_IMAGE, "--file", "bench/Dockerfile-ab", "bench"]
+def choose_client(wanted: str, loadgen: str = "ab") -> Client:
+    """From the host where the tool is installed (auto), else from a container on the scenario's network."""
+    tool = LOADGENS[loadgen]
+    installed = shutil.which(tool.name) is not None
+    place = wanted if wanted != "auto" else ("host" if installed else "container")
+    if place == "host" and not installed:
+        raise SystemExit(f"CLIENT=host needs {tool.name} on this machine: apt-get install {tool.package}")
+    if place == "container":
+        dockerfile = f"bench/Dockerfile-{tool.name}"
+        build = ["docker", "build", "--quiet", "--tag", tool.image, "--file", dockerfile, "bench"]
         subprocess.run(build, cwd=ROOT, check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"})
-    return client
+    return Client(place, loadgen)
 
 
 def concurrencies(text: str) -> list[int]:
@@ -291,6 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-c", "--concurrency", type=int, help="ab's clients (default: the tutorial's)")
     parser.add_argument("--delay", type=float, default=1.0)
     parser.add_argument("--client", choices=("auto", "host", "container"), default="auto")
+    parser.add_argument("--loadgen", choices=LOADGENS, default="ab", help="ab (the tutorial's), hey or wrk")
     modes = parser.add_mutually_exclusive_group()
     modes.add_argument("--sweep", type=concurrencies, help="these client counts, 5 x as many requests each")
     modes.add_argument("--overload", type=concurrencies, help="these client counts, one request each, up to a failure")
@@ -308,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     # ab holds one file per client; the default limit of 1024 stops it short of the sweep's loads.
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(65536, hard), hard))
-    client = choose_client(args.client)
+    client = choose_client(args.client, args.loadgen)
 
     levels = args.sweep or args.overload
     targets = [t for t in (t for s in args.scenarios for t in load_targets(s)) if not levels or t.load == "full"]

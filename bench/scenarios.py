@@ -23,8 +23,12 @@ SCENARIOS = (
     "nginx-uwsgi",
     "bonus-psycopg2-gevent",
     # The 2026 alternatives, beside the tutorial's nine.
+    "bonus-psycopg3-gevent",
     "sync-granian",
+    "flask-async-view",
     "async-quart",
+    "async-gevent-gunicorn-pypy",
+    "nginx-sync-gunicorn",  # Nginx in front of sync-gunicorn: the defence against slow clients
 )
 
 # slow_api alone, loaded first in every benchmark run: the same-run reference for every target's figures.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from bench import run
 from bench.ab import ab_command, parse_ab
 from bench.ceiling import ceiling_rps, naive_ceiling_rps
+from bench.loadgens import LOADGENS
 from tests.conftest import SlowApiProcess
 
 RECORD_KEYS = {
@@ -32,6 +34,23 @@ def test_ceiling_model_matches_ab_against_slow_api(slow_api: SlowApiProcess) -> 
     assert 0.9 * ceiling <= result.rps <= 1.01 * ceiling, (result.rps, ceiling)
     # The naive c / delay (20) is out of reach: ab's solo first request costs a whole delay.
     assert result.rps < 0.85 * naive_ceiling_rps(concurrency, delay, None)
+
+
+# wrk's delay is one that does not divide its 2 s: the 4th round ends at 1.8 s, the 5th well after wrk stops
+# (2.0 to 2.1 s), so the count is the model's, not a toss of whether a round ending at D is in (bench/wrk.py).
+@pytest.mark.parametrize(("name", "delay"), [("hey", 0.5), ("wrk", 0.45)])
+def test_ceiling_models_of_hey_and_wrk_against_slow_api(slow_api: SlowApiProcess, name: str, delay: float) -> None:
+    if not shutil.which(name):
+        pytest.skip(f"{name} is not installed: apt-get install {LOADGENS[name].package}")
+    loadgen, requests_total, concurrency = LOADGENS[name], 40, 10
+    command = loadgen.command(f"{slow_api.url}?delay={delay}", requests_total, concurrency, delay)
+    result = loadgen.parse(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+    ceiling = loadgen.ceiling_rps(requests_total, concurrency, delay, None)  # 20 for both
+    assert result.failed == 0 and result.non2xx == 0
+    assert 0.93 * ceiling <= result.rps <= 1.01 * ceiling, (result.rps, ceiling)
+    # Both open every connection at once and keep it: unlike ab, they come close to the naive c / delay.
+    assert result.rps >= 0.85 * naive_ceiling_rps(concurrency, delay, None)
+    assert delay * 1000 <= result.p50_ms <= result.p99_ms < delay * 1000 + 100
 
 
 @pytest.mark.docker
@@ -102,6 +121,18 @@ def test_ab_from_a_container_on_the_scenario_network(tmp_path: Path) -> None:
     )
     assert 0 < record["rps"] <= 1.01 * record["ceiling_rps"], record
     assert record["vs_reference"] == round(record["rps"] / reference["rps"], 3), record
+
+
+@pytest.mark.docker
+def test_hey_from_a_container_keeps_its_connections(tmp_path: Path) -> None:
+    arguments = ["--scenarios", "async-gevent-gunicorn", "-n", "20", "-c", "10", "--delay", "0.3", "--no-reference"]
+    assert run.main([*arguments, "--client", "container", "--loadgen", "hey", "--out", str(tmp_path)]) == 0
+    (record,) = json.loads((tmp_path / "results.json").read_text())["results"]
+    assert (record["loadgen"], record["keepalive"], record["client"], record["ok"]) == ("hey", True, "container", True)
+    assert "flask-playground/hey hey -n 20 -c 10" in record["command"], record["command"]
+    # 2 rounds of 0.3 s, all 10 connections opened at once: no solo first request, so the ceiling is c / delay.
+    assert record["ceiling_rps"] == record["ceiling_naive_rps"] == pytest.approx(33.33)
+    assert 0.8 < record["efficiency"] <= 1.01 and record["complete"] == 20, record
 
 
 @pytest.mark.docker
