@@ -1,0 +1,99 @@
+"""Slow clients, end to end: a few hundred connections that send slowly, or nothing at all, must not keep a
+production server from answering a normal request, and once they leave every server answers as before.
+
+Three kinds (bench/slowclients.py): half a request head, 2 bytes of an announced 100 KB body, and connections
+kept open and silent after one answered request. CONNECTIONS of one kind are opened to a target, then one normal
+request (`GET /?delay=0` on a new connection) must be answered within ANSWER_SECONDS. The targets this stops are
+listed in AFFECTED, as the README says, each with its defence in DEFENCES: the same server behind Nginx, tested
+here like every other target. An affected target is checked to be affected still, so that the list stays true
+and this test can be seen to fail. Flask's development server is not for production (README) and not tested.
+`make slowclients` finds, per target and kind, how many slow connections it takes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+
+from bench.compose import RunningScenario
+from bench.scenarios import SCENARIOS, Target, load_targets
+from bench.slowclients import KINDS, hold, raise_file_limit, recover
+
+CONNECTIONS = 300  # above every thread pool here (200 at most), far below what an event loop holds
+ANSWER_SECONDS = 5.0  # a normal request takes about 0.1 s; one slow connection per thread makes it wait forever
+RECOVERY_SECONDS = 15.0
+SETTLE = 0.5  # seconds from the last slow connection to the normal request: enough for docker-proxy to pass them on
+IDLE_WAIT = 2.0  # seconds the idle kind waits for its answers; a server that holds fewer is stuck already
+
+# What Flask's development server is: a tool for development, not in production, so not tested here.
+DEVELOPMENT_SERVERS = ("flask-devserver",)
+
+# The (target, kind) pairs that CONNECTIONS slow clients stop, measured; the README and docs/slow-clients.md say
+# why. gunicorn's threaded workers read a request head in a thread with no time limit, so a half-sent head holds a
+# thread for as long as the client wants; and with --worker-connections equal to --threads, gunicorn 27 answers
+# with `Connection: close` and then lingers up to 2 s on each closed connection for the client's own close, on the
+# worker's only event-loop thread: clients that keep their end open (an idle keep-alive client, or one still
+# owing its body) stall the worker's accepts for 2 s each. flask-async-view's two targets run the same gunicorn
+# with the same settings.
+GUNICORN_THREADS = ("gunicorn-sync", "sync-view", "async-view")
+AFFECTED = {(target, kind) for target in GUNICORN_THREADS for kind in KINDS}
+# granian with --backpressure equal to its threads takes at most that many connections per worker, and a half-sent
+# head or an idle keep-alive connection keeps its place until --http1-header-read-timeout (30 s). Its body kind is
+# answered (405) and closed at once.
+AFFECTED |= {("granian-sync", "head"), ("granian-sync", "idle")}
+# The defence, tested like every target: the same gunicorn with Nginx in front, which holds every connection in its
+# event loop and passes a request on only once its head and body have fully arrived. Nginx in front of granian
+# would do the same.
+DEFENCES = dict.fromkeys({target for target, _ in AFFECTED}, "nginx-gunicorn-sync")
+
+
+def production_targets(scenario: str) -> list[Target]:
+    return [target for target in load_targets(scenario) if target.server not in DEVELOPMENT_SERVERS]
+
+
+PRODUCTION_SCENARIOS = [scenario for scenario in SCENARIOS if production_targets(scenario)]
+
+
+@pytest.fixture(scope="module", params=PRODUCTION_SCENARIOS)
+def production_scenario(request: pytest.FixtureRequest) -> Iterator[RunningScenario]:
+    """Each scenario with a production server in turn, up and healthy; torn down after its kinds."""
+    raise_file_limit()
+    with RunningScenario(request.param) as running:
+        yield running
+
+
+def test_every_affected_target_has_a_defence_that_is_tested_too() -> None:
+    names = {target.name for scenario in PRODUCTION_SCENARIOS for target in production_targets(scenario)}
+    affected = {target for target, _ in AFFECTED}
+    assert affected <= names, affected - names
+    assert set(DEFENCES) == affected
+    for defended, defence in DEFENCES.items():
+        assert defence in names, f"{defended}'s defence {defence} is not a tested target"
+        assert all((defence, kind) not in AFFECTED for kind in KINDS), f"{defence} is affected itself"
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("kind", KINDS)
+def test_slow_clients_do_not_stop_a_production_server(production_scenario: RunningScenario, kind: str) -> None:
+    for target in production_targets(production_scenario.scenario):
+        held = asyncio.run(
+            hold(
+                target, kind, CONNECTIONS, probes=1, probe_timeout=ANSWER_SECONDS, settle=SETTLE, answer_wait=IDLE_WAIT
+            )
+        )
+        (normal,) = held.probes
+        seen = (
+            f"{target.name}, {held.opened} of {CONNECTIONS} slow connections ({kind}) open: a normal request"
+            f" {normal.problem or 'answered'} after {normal.seconds:.2f} s; the server closed {held.closed_with}"
+        )
+        assert held.opened == CONNECTIONS, seen
+        if (target.name, kind) in AFFECTED:
+            assert held.delayed(ANSWER_SECONDS), f"no longer affected, take it off AFFECTED: {seen}"
+        else:
+            assert not held.delayed(ANSWER_SECONDS), seen
+        # Once they leave, the target serves again: no thread, worker or router stays stuck with them.
+        recovered_after = asyncio.run(recover(target, RECOVERY_SECONDS))
+        assert recovered_after is not None, f"{target.name} still wedged {RECOVERY_SECONDS:g} s after: {seen}"
+        print(f"{seen}; answered again after {recovered_after:g} s")
