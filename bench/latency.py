@@ -45,14 +45,7 @@ BASE_CLIENTS_MAX = 1000
 
 def describe(target: Target, delay: float) -> dict:
     return {
-        "scenario": target.scenario,
-        "target": target.name,
-        "server": target.server,
-        "mode": target.mode,
-        "workers": target.workers,
-        "threads_per_worker": target.threads_per_worker,
-        "gevent_cores": target.gevent_cores,
-        "concurrency": target.concurrency,
+        **target.describe(),
         "delay": delay,
         "loadgen": "vegeta",
         "keepalive": True,

@@ -99,14 +99,7 @@ def describe(target: Target, requests_total: int, concurrency: int, delay: float
     """The record's fixed part: what was loaded, how, and the best a perfect server could score."""
     loadgen = loadgen_of(client)
     return {
-        "scenario": target.scenario,
-        "target": target.name,
-        "server": target.server,
-        "mode": target.mode,
-        "workers": target.workers,
-        "threads_per_worker": target.threads_per_worker,
-        "gevent_cores": target.gevent_cores,
-        "concurrency": target.concurrency,
+        **target.describe(),
         "n": requests_total,
         "c": concurrency,
         "delay": delay,

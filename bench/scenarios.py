@@ -67,6 +67,19 @@ class Target:
         per_worker = {"sync": self.threads_per_worker, "gevent": self.gevent_cores}.get(self.mode)
         return None if per_worker is None else self.workers * per_worker
 
+    def describe(self) -> dict:
+        """What every record of this target says about it, whatever the mode."""
+        return {
+            "scenario": self.scenario,
+            "target": self.name,
+            "server": self.server,
+            "mode": self.mode,
+            "workers": self.workers,
+            "threads_per_worker": self.threads_per_worker,
+            "gevent_cores": self.gevent_cores,
+            "concurrency": self.concurrency,
+        }
+
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/"

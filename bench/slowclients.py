@@ -231,14 +231,7 @@ def raise_file_limit() -> None:
 
 def describe(target: Target) -> dict:
     return {
-        "scenario": target.scenario,
-        "target": target.name,
-        "server": target.server,
-        "mode": target.mode,
-        "workers": target.workers,
-        "threads_per_worker": target.threads_per_worker,
-        "gevent_cores": target.gevent_cores,
-        "concurrency": target.concurrency,
+        **target.describe(),
         "via": target.via,
     }
 
