@@ -27,5 +27,11 @@ def naive_ceiling_rps(concurrency: int, delay: float, server_concurrency: int | 
     return math.inf if delay <= 0 else _clients_served(concurrency, server_concurrency) / delay
 
 
+def cpu_bound_rps(cpu_seconds: float, processes: int, cores: int) -> float:
+    """What `?cpu=` work alone allows: a process runs Python on one core at a time (the GIL; a gevent or asyncio
+    worker has one thread anyway), and there are `cores`: min(processes, cores) / CPU seconds per request."""
+    return min(processes, cores) / cpu_seconds if cpu_seconds > 0 else math.inf
+
+
 def efficiency(rps: float, ceiling: float) -> float:
     return rps / ceiling if math.isfinite(ceiling) and ceiling > 0 else 0.0

@@ -39,16 +39,27 @@ def docker(*args: str) -> str:
 class RunningScenario:
     """A scenario's containers, as a context manager: up and healthy on entry, removed on exit."""
 
-    def __init__(self, scenario: str, *, build: bool = True, ready_timeout: float = 300.0) -> None:
+    def __init__(
+        self,
+        scenario: str,
+        *,
+        build: bool = True,
+        ready_timeout: float = 300.0,
+        environment: dict[str, str] | None = None,
+    ) -> None:
         self.scenario = scenario
         self.file: Path = compose_file(scenario)
         self.build = build
         self.ready_timeout = ready_timeout
+        # Settings the compose file reads, like WORKERS=2, on top of this process's environment.
+        self.environment = {**os.environ, **(environment or {})}
 
     def compose(self, *args: str, check: bool = True, timeout: float | None = 900) -> subprocess.CompletedProcess[str]:
         # The scenario's name is the project name, so scenarios never share containers or networks.
         command = [*compose_command(), "--project-name", self.scenario, "--file", str(self.file), *args]
-        result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+        result = subprocess.run(
+            command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=self.environment
+        )
         if check and result.returncode != 0:
             raise ScenarioError(f"{' '.join(command)} failed:\n{result.stdout}{result.stderr}")
         return result

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,7 +21,7 @@ import requests
 import yaml
 
 from bench import report
-from bench.ceiling import efficiency, naive_ceiling_rps
+from bench.ceiling import cpu_bound_rps, efficiency, naive_ceiling_rps
 from bench.compose import RunningScenario, ScenarioError, compose_command, docker, os_threads, server_pids
 from bench.loadgens import LOADGENS, LoadGenerator
 from bench.sampler import Sampler, alive, docker_proxy_pids
@@ -33,6 +33,17 @@ APP_SETTINGS = (
     "SLOW_API_CLIENT", "GEVENT_RESOLVER", "POSTGRES_CONNECTIONS", "POSTGRES_POOL_MAX", "POSTGRES_POOL_TIMEOUT",
     "PYPY_GC_NURSERY", "SLOW_API_CONNECTIONS",
 )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Load:
+    """One load of a target: n requests from c clients, each waiting `delay` seconds on I/O and doing `cpu` units
+    of CPU work (flask_app/cpu_work.py)."""
+
+    n: int
+    c: int
+    delay: float
+    cpu: int = 0
 
 
 class Progress:
@@ -47,11 +58,16 @@ class Progress:
         print(f"[{self.done + 1}/{self.total} {elapsed / 60:4.1f} min{left}] {label}: {phase}", flush=True)
 
 
-def verify(target: Target, delay: float) -> str | None:
+def query(delay: float, cpu: int = 0) -> str:
+    """The request every load generator sends: the I/O wait, and the CPU work only when there is some."""
+    return f"?delay={delay:g}" + (f"&cpu={cpu}" if cpu else "")
+
+
+def verify(target: Target, delay: float, cpu: int = 0) -> str | None:
     """Why the target cannot be trusted, or None. A fast answer is a broken server, not a fast one."""
     started = time.monotonic()
     try:
-        response = requests.get(f"{target.url}?delay={delay:g}", timeout=delay + 30)
+        response = requests.get(target.url + query(delay, cpu), timeout=delay + 30 + cpu / 100)
     except requests.RequestException as error:
         return f"no answer: {error.__class__.__name__}"
     took = time.monotonic() - started
@@ -81,34 +97,58 @@ def loadgen_of(client: str) -> LoadGenerator:
 
 
 def run_ab(
-    target: Target, running: RunningScenario, client: str, requests_total: int, concurrency: int, delay: float
+    target: Target,
+    running: RunningScenario,
+    client: str,
+    requests_total: int,
+    concurrency: int,
+    delay: float,
+    cpu: int = 0,
 ) -> tuple[list[str], str]:
     """The client's load generator (ab unless the client says otherwise) against the target: command and output."""
     loadgen = loadgen_of(client)
-    query = f"?delay={delay:g}"
     if client == "host":
-        command = loadgen.command(target.url + query, requests_total, concurrency, delay)
+        command = loadgen.command(target.url + query(delay, cpu), requests_total, concurrency, delay)
     else:
-        inside = loadgen.command(target.url_inside + query, requests_total, concurrency, delay)
+        inside = loadgen.command(target.url_inside + query(delay, cpu), requests_total, concurrency, delay)
         command = ["docker", "run", "--rm", "--network", running.network(), loadgen.image, *inside]
     finished = subprocess.run(command, capture_output=True, text=True)
     return command, finished.stdout + finished.stderr
 
 
-def describe(target: Target, requests_total: int, concurrency: int, delay: float, client: str) -> dict:
-    """The record's fixed part: what was loaded, how, and the best a perfect server could score."""
+def describe(target: Target, load: Load, client: str, cpu_ms_per_unit: float | None = None) -> dict:
+    """The record's fixed part: what was loaded, how, and the best a perfect server could score.
+
+    With CPU work, a request holds its place for the delay plus its CPU time, and the CPU time alone bounds
+    the throughput (bench/ceiling.py, cpu_bound_rps). The CPU time is the units times what one unit took in
+    the target's own image just before (cpu_ms_per_unit): the server's and Flask's own CPU per request is not
+    in it, so with CPU work the ceiling is an upper bound that no server reaches."""
     loadgen = loadgen_of(client)
+    cpu_seconds = load.cpu * (cpu_ms_per_unit or 0) / 1000
+    ceiling = loadgen.ceiling_rps(load.n, load.c, load.delay + cpu_seconds, target.concurrency)
+    naive = naive_ceiling_rps(load.c, load.delay + cpu_seconds, target.concurrency)
+    if cpu_seconds:
+        bound = cpu_bound_rps(cpu_seconds, target.workers, os.cpu_count() or 1)
+        ceiling, naive = min(ceiling, bound), min(naive, bound)
     return {
         **target.describe(),
-        "n": requests_total,
-        "c": concurrency,
-        "delay": delay,
+        "n": load.n,
+        "c": load.c,
+        "delay": load.delay,
+        "cpu_units": load.cpu,
+        "cpu_ms_per_unit": cpu_ms_per_unit,
         "client": client,
         "loadgen": loadgen.name,
         "keepalive": loadgen.keepalive,
-        "ceiling_rps": round(loadgen.ceiling_rps(requests_total, concurrency, delay, target.concurrency), 2),
-        "ceiling_naive_rps": round(naive_ceiling_rps(concurrency, delay, target.concurrency), 2),
+        "ceiling_rps": round(ceiling, 2),
+        "ceiling_naive_rps": round(naive, 2),
     }
+
+
+def cpu_ms_per_unit(running: RunningScenario, service: str) -> float:
+    """What one `?cpu=` unit costs in this service's image on this machine now (flask_app/cpu_work.py), idle."""
+    container = running.container_ids()[service]
+    return float(docker("exec", container, "python", "cpu_work.py").strip())
 
 
 def measure(target: Target, running: RunningScenario, record: dict) -> dict:
@@ -128,7 +168,9 @@ def measure(target: Target, running: RunningScenario, record: dict) -> dict:
     loadgen_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with Sampler(server_pid, postgres_pid, others) as sampler:
         client = Client(record["client"], loadgen.name)
-        command, output = run_ab(target, running, client, record["n"], record["c"], record["delay"])
+        command, output = run_ab(
+            target, running, client, record["n"], record["c"], record["delay"], record.get("cpu_units", 0)
+        )
     loadgen_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     measured = {"command": " ".join(command), **asdict(sampler.usage)}
     if record["client"] == "host":
@@ -229,49 +271,62 @@ def cold_build() -> dict:
     return {"cold_build_seconds": round(sum(seconds.values()), 1), "build_seconds": seconds, "size_mb": sizes}
 
 
-def run_scenario(scenario: str, runs: list, args: argparse.Namespace, client: str, document: dict, progress: Progress):
-    """Start one scenario and yield a record for each (target, requests, clients) of `runs`, in order."""
+def run_scenario(
+    scenario: str,
+    runs: list[tuple[Target, Load]],
+    client: str,
+    document: dict,
+    progress: Progress,
+    overload: bool = False,
+    environment: dict[str, str] | None = None,
+):
+    """Start one scenario (with these settings in its environment) and yield a record for each (target, load) of
+    `runs`, in order. Overload: a target's loads stop at the first that fails."""
     progress.show(scenario, "building and starting")
-    loads_of = {target.name: [(n, c) for t, n, c in runs if t == target] for target, _, _ in runs}
     try:
-        with RunningScenario(scenario) as running:
+        with RunningScenario(scenario, environment=environment) as running:
             document["metadata"]["packages"] |= image_packages(running)
+            unit_ms: dict[str, float] = {}
             while runs:
-                target, requests_total, concurrency = runs[0]
+                target, load = runs[0]
                 label = f"{scenario} / {target.name}"
-                record = describe(target, requests_total, concurrency, args.delay, client)
+                if load.cpu and target.service not in unit_ms:
+                    unit_ms[target.service] = cpu_ms_per_unit(running, target.service)
+                record = describe(target, load, client, unit_ms.get(target.service) if load.cpu else None)
                 record["app_settings"] = app_settings(running, target.service)
                 # Before any request: what the server holds when nothing happens.
                 record["threads_idle"] = os_threads(server_pids(running.main_pid(target.service)))
                 progress.show(label, "verifying")
-                problem = verify(target, args.delay)
+                problem = verify(target, load.delay, load.cpu)
                 record |= {"verified": problem is None, "problem": problem}
                 if problem is None:
-                    if not args.overload:  # overload is a sudden flood: no warm-up
+                    if not overload:  # overload is a sudden flood: no warm-up
                         # Without the delay, at the load's concurrency: connections, pools, threads.
-                        warm = min(concurrency, 1000)
+                        warm = min(load.c, 1000)
                         run_ab(target, running, client, warm * 2, warm, 0)
-                    progress.show(label, f"loading: ab -n {requests_total} -c {concurrency}, delay {args.delay:g}")
+                    tool = loadgen_of(client).name
+                    progress.show(label, f"loading: {tool} -n {load.n} -c {load.c}, {query(load.delay, load.cpu)}")
                     record |= measure(target, running, record)
-                if args.overload and record["verified"] and record["problem"]:
+                if overload and record["verified"] and record["problem"]:
                     # The first failing concurrency is the finding; what matters next is that the server lives.
                     progress.show(label, "overloaded: does it still answer?")
-                    record["survived"] = verify(target, args.delay) is None
-                    left = loads_of[target.name]
-                    progress.done += len(left) - 1 - left.index((requests_total, concurrency))
+                    record["survived"] = verify(target, load.delay) is None
+                    left = [other for t, other in runs if t == target]
+                    progress.done += len(left) - 1
                     runs = [run for run in runs if run[0] != target]
                 else:
                     runs = runs[1:]
                 yield record
     except ScenarioError as error:
         # A scenario that does not start fails each of its targets, and the run goes on with the next.
-        for target, requests_total, concurrency in runs:
+        for target, load in runs:
             failed = {"verified": False, "problem": f"did not start: {str(error).splitlines()[0][:200]}"}
-            yield describe(target, requests_total, concurrency, args.delay, client) | failed
+            yield describe(target, load, client) | failed
 
 
 def compare_to_reference(records: list[dict]) -> None:
     """Each record's throughput as a share of slow_api alone under the same load, client and repeat."""
+    # slow_api has no CPU knob: with ?cpu=, the reference is still slow_api alone at the same delay.
     reference = {
         (r["n"], r["c"], r["delay"], r["client"], r.get("repeat")): r["rps"]
         for r in records
@@ -310,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", "--requests", type=int, help="requests per target (default: the tutorial's)")
     parser.add_argument("-c", "--concurrency", type=int, help="ab's clients (default: the tutorial's)")
     parser.add_argument("--delay", type=float, default=1.0)
+    parser.add_argument("--cpu", type=int, default=0, help="units of CPU work per request, about 1 ms each")
     parser.add_argument("--client", choices=("auto", "host", "container"), default="auto")
     parser.add_argument("--loadgen", choices=LOADGENS, default="ab", help="ab (the tutorial's), hey or wrk")
     modes = parser.add_mutually_exclusive_group()
@@ -334,20 +390,26 @@ def main(argv: list[str] | None = None) -> int:
     levels = args.sweep or args.overload
     targets = [t for t in (t for s in args.scenarios for t in load_targets(s)) if not levels or t.load == "full"]
     if args.sweep:
-        loads_of = {t.name: [(args.requests or c * 5, c) for c in args.sweep] for t in targets}
+        loads_of = {
+            t.name: [Load(args.requests or c * 5, c, args.delay, args.cpu) for c in args.sweep] for t in targets
+        }
     elif args.overload:
-        loads_of = {t.name: [(c, c) for c in args.overload] for t in targets}
+        loads_of = {t.name: [Load(c, c, args.delay, args.cpu) for c in args.overload] for t in targets}
     else:
         # --also: the same target in the same run at more clients (5 x as many requests), so the two compare.
         loads_of = {
-            t.name: [(args.requests or LOADS[t.load][0], args.concurrency or LOADS[t.load][1])]
-            + ([(c * 5, c) for c in args.also] if t.load == "full" else [])
+            t.name: [
+                Load(args.requests or LOADS[t.load][0], args.concurrency or LOADS[t.load][1], args.delay, args.cpu)
+            ]
+            + ([Load(c * 5, c, args.delay, args.cpu) for c in args.also] if t.load == "full" else [])
             for t in targets
         }
     if not args.overload and not args.no_reference:
-        # slow_api alone, first, at every load the targets get: the yardstick this run's machine sets.
+        # slow_api alone, first, at every load the targets get (it has no CPU work to do): the yardstick this
+        # run's machine sets.
         (reference,) = load_targets(REFERENCE)
-        loads_of[reference.name] = list(dict.fromkeys(load for loads in loads_of.values() for load in loads))
+        every_load = (replace(load, cpu=0) for loads in loads_of.values() for load in loads)
+        loads_of[reference.name] = list(dict.fromkeys(every_load))
         targets.insert(0, reference)
     mode = "sweep" if args.sweep else "overload" if args.overload else "bench"
     document = {"metadata": metadata(arguments, mode) | {"repeat": args.repeat}, "results": []}
@@ -367,8 +429,8 @@ def main(argv: list[str] | None = None) -> int:
     # Repeats go round the whole matrix (a, b, c, a, b, c), so that the machine's drift hits every target alike.
     for repeat in range(args.repeat):
         for scenario in dict.fromkeys(t.scenario for t in targets):
-            runs = [(t, n, c) for t in targets if t.scenario == scenario for n, c in loads_of[t.name]]
-            for record in run_scenario(scenario, runs, args, client, document, progress):
+            runs = [(t, load) for t in targets if t.scenario == scenario for load in loads_of[t.name]]
+            for record in run_scenario(scenario, runs, client, document, progress, overload=bool(args.overload)):
                 keep(record | {"repeat": repeat})
     compare_to_reference(document["results"])
     (out / "results.json").write_text(json.dumps(document, indent=2) + "\n")

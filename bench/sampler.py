@@ -29,7 +29,7 @@ class Usage:
     machine_busy: float = 0.0  # share of all the machine's CPU time spent busy during the load, 0 to 1
 
 
-def _cpu_ticks(pid: int) -> int:
+def cpu_ticks(pid: int) -> int:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return int(fields[11]) + int(fields[12])  # utime + stime
 
@@ -84,7 +84,7 @@ class _CpuAccount:
     def sample(self, pids: list[int], starting: bool) -> None:
         for pid in pids:
             with contextlib.suppress(OSError, IndexError):
-                ticks = _cpu_ticks(pid)
+                ticks = cpu_ticks(pid)
                 if starting:
                     self.first[pid] = ticks
                 self.last[pid] = ticks

@@ -103,17 +103,20 @@ def compose_file(scenario: str) -> Path:
     return ROOT / f"{scenario}.yml"
 
 
-def _interpolate(value: object) -> object:
+def _interpolate(value: object, environment: dict[str, str]) -> object:
     if not isinstance(value, str):
         return value
-    text = _VARIABLE.sub(lambda m: os.environ.get(m[1]) or (m[2] or ""), value)
+    text = _VARIABLE.sub(lambda m: environment.get(m[1]) or (m[2] or ""), value)
     return int(text) if text.isdigit() else text
 
 
-def load_targets(scenario: str) -> list[Target]:
+def load_targets(scenario: str, environment: dict[str, str] | None = None) -> list[Target]:
+    """The scenario's targets as Compose would start them, in this environment (settings like WORKERS=2) on top
+    of the process's own."""
     document = yaml.safe_load(compose_file(scenario).read_text())
+    settings = {**os.environ, **(environment or {})}
     return [
-        Target(scenario=scenario, **{key: _interpolate(value) for key, value in entry.items()})
+        Target(scenario=scenario, **{key: _interpolate(value, settings) for key, value in entry.items()})
         for entry in document["x-targets"]
     ]
 

@@ -4,6 +4,7 @@ import os
 import time
 
 import requests
+from cpu_work import render, units_requested
 from flask import Flask, request
 from werkzeug.exceptions import BadGateway, BadRequest, GatewayTimeout, HTTPException
 
@@ -16,6 +17,9 @@ MAX_DELAY = 30.0
 # requests.get, which opens a new connection, and looks slow_api's address up, for every request; "none"
 # calls nothing and waits the delay in place, to measure what the server and Flask cost on their own.
 SLOW_API_CLIENT = os.environ.get("SLOW_API_CLIENT", "session")
+# The most connections to slow_api the session keeps open. urllib3's default is 10: past that, every extra
+# request opens its own connection and drops it afterwards (labs/pool-default.yml shows what that costs).
+SLOW_API_POOL_SIZE = int(os.environ.get("SLOW_API_POOL_SIZE", "1000"))
 
 
 def http_client() -> requests.Session | None:
@@ -26,8 +30,7 @@ def http_client() -> requests.Session | None:
     if SLOW_API_CLIENT != "session":
         raise SystemExit(f"SLOW_API_CLIENT must be 'session', 'per-request' or 'none', not {SLOW_API_CLIENT!r}")
     session = requests.Session()
-    # urllib3 keeps 10 connections per host: past that, every extra request would open and drop its own.
-    session.mount("http://", requests.adapters.HTTPAdapter(pool_maxsize=1000))
+    session.mount("http://", requests.adapters.HTTPAdapter(pool_maxsize=SLOW_API_POOL_SIZE))
     return session
 
 
@@ -35,11 +38,15 @@ slow_api = http_client()
 app = Flask(__name__)
 
 
-def requested_delay() -> float:
+def query_parameter(name: str, default: str) -> str:
     try:
-        raw = request.args.get("delay", "1")
+        return request.args.get(name, default)
     except UnicodeDecodeError:  # werkzeug decodes a raw (not %-encoded) query string as strict UTF-8
         raise BadRequest("the query string must be UTF-8") from None
+
+
+def requested_delay() -> float:
+    raw = query_parameter("delay", "1")
     try:
         delay = float(raw)
     except ValueError:
@@ -48,6 +55,13 @@ def requested_delay() -> float:
     if not 0 <= delay <= MAX_DELAY:
         raise BadRequest(f"delay must be between 0 and {MAX_DELAY:g} seconds")
     return delay
+
+
+def requested_cpu() -> int:
+    try:
+        return units_requested(query_parameter("cpu", "0"))
+    except ValueError as error:
+        raise BadRequest(str(error)) from None
 
 
 def call_slow_api(delay: float) -> str:
@@ -72,7 +86,10 @@ def call_slow_api(delay: float) -> str:
 
 @app.get("/")
 def index() -> str:
-    return "Hi there! " + call_slow_api(requested_delay())
+    delay, cpu = requested_delay(), requested_cpu()  # both checked before any work
+    answer = call_slow_api(delay)
+    render(cpu)  # ?cpu=: building the page, after the wait; none by default
+    return "Hi there! " + answer
 
 
 @app.errorhandler(HTTPException)

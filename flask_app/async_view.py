@@ -8,7 +8,16 @@ still bound how many requests are served at once, and each request costs a loop 
 import asyncio
 
 import aiohttp
-from app import CONNECT_TIMEOUT, SLOW_API_CLIENT, SLOW_API_URL, TIMEOUT_MARGIN, plain_text_error, requested_delay
+from app import (
+    CONNECT_TIMEOUT,
+    SLOW_API_CLIENT,
+    SLOW_API_URL,
+    TIMEOUT_MARGIN,
+    plain_text_error,
+    requested_cpu,
+    requested_delay,
+)
+from cpu_work import render
 from flask import Flask
 from werkzeug.exceptions import BadGateway, GatewayTimeout, HTTPException
 
@@ -40,4 +49,7 @@ async def call_slow_api(delay: float) -> str:
 
 @app.get("/")
 async def index() -> str:
-    return "Hi there! " + await call_slow_api(requested_delay())
+    delay, cpu = requested_delay(), requested_cpu()
+    answer = await call_slow_api(delay)
+    render(cpu)
+    return "Hi there! " + answer

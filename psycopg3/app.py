@@ -13,6 +13,7 @@ from contextlib import contextmanager
 
 import psycopg
 import requests
+from cpu_work import render, units_requested
 from flask import Flask, request
 from werkzeug.exceptions import BadGateway, BadRequest, GatewayTimeout, HTTPException, ServiceUnavailable
 
@@ -45,6 +46,13 @@ def half_of_requested_delay() -> float:
     if not 0 <= delay <= MAX_DELAY:  # also rejects NaN and infinity
         raise BadRequest(f"delay must be between 0 and {MAX_DELAY:g} seconds")
     return delay / 2
+
+
+def requested_cpu() -> int:
+    try:
+        return units_requested(request.args.get("cpu", "0"))
+    except ValueError as error:
+        raise BadRequest(str(error)) from None
 
 
 # The same small pool as psycopg2/app.py, not psycopg_pool's ConnectionPool: that one is cooperative under
@@ -111,10 +119,12 @@ def slow_api_text(seconds: float) -> str:
 
 @app.get("/")
 def index() -> str:
-    half = half_of_requested_delay()
+    half, cpu = half_of_requested_delay(), requested_cpu()
     sleep_in_postgres(half)
+    answer = slow_api_text(half)
+    render(cpu)  # ?cpu=: building the page, after the waits; none by default
     # Same length on every request: ab counts a body of varying length as a failed request.
-    return f"Hi there! {slow_api_text(half)}, postgres slept {half:.2f} s"
+    return f"Hi there! {answer}, postgres slept {half:.2f} s"
 
 
 @app.errorhandler(HTTPException)

@@ -5,6 +5,7 @@ import asyncio
 import os
 
 import aiohttp
+from cpu_work import render, units_requested
 from quart import Quart, request
 from quart.wrappers import BaseRequestWebsocket
 from werkzeug.exceptions import BadGateway, BadRequest, GatewayTimeout, HTTPException
@@ -75,6 +76,13 @@ def requested_delay() -> float:
     return delay
 
 
+def requested_cpu() -> int:
+    try:
+        return units_requested(request.args.get("cpu", "0"))
+    except ValueError as error:
+        raise BadRequest(str(error)) from None
+
+
 async def call_slow_api(delay: float) -> str:
     if slow_api is None:
         await asyncio.sleep(delay)
@@ -99,7 +107,10 @@ async def call_slow_api(delay: float) -> str:
 
 @app.get("/")
 async def index() -> str:
-    return "Hi there! " + await call_slow_api(requested_delay())
+    delay, cpu = requested_delay(), requested_cpu()
+    answer = await call_slow_api(delay)
+    render(cpu)  # ?cpu=: building the page, after the wait, on the event loop as a Quart view would
+    return "Hi there! " + answer
 
 
 @app.errorhandler(HTTPException)

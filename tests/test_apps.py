@@ -14,12 +14,16 @@ from bench.scenarios import ROOT
 from tests.conftest import SlowApiProcess, free_port
 
 BAD_DELAYS = ["abc", "", "-1", "30.5", "nan", "inf", "-inf", "1e400", "0x10", "1,5"]
+BAD_CPUS = ["abc", "", "-1", "1001", "1.5", "1e3", "+5", "nan", "\u0661"]  # the last: an Arabic-Indic one
+APP_FOLDERS = ("flask_app", "quart_app", "psycopg2", "psycopg3")
 
 
 def load_app(folder: str, monkeypatch: pytest.MonkeyPatch, **environment: str) -> ModuleType:
     """Import folder/app.py afresh with these environment variables, as its container would."""
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
+    monkeypatch.syspath_prepend(str(ROOT / folder))  # its own modules, as in its image: cpu_work
+    monkeypatch.delitem(sys.modules, "cpu_work", raising=False)
     spec = importlib.util.spec_from_file_location(f"{folder}_app", ROOT / folder / "app.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
@@ -89,6 +93,27 @@ class TestFlaskApp:
         assert "delay must be" in response.text
         assert_one_line_error(response.text)
 
+    @pytest.mark.parametrize("cpu", BAD_CPUS)
+    def test_rejects_bad_cpu(self, client, cpu: str) -> None:
+        response = client.get("/", query_string={"delay": "0", "cpu": cpu})
+        assert response.status_code == 400
+        assert "cpu must be a whole number of work units between 0 and 1000" in response.text
+        assert_one_line_error(response.text)
+
+    def test_more_cpu_units_take_more_cpu_time(self, client) -> None:
+        """?cpu= is work done in this process: its CPU time grows with the units (wide margins)."""
+        from cpu_work import ms_per_unit
+
+        unit_ms = ms_per_unit(50)
+        spent = {}
+        for units in (0, 200):
+            started = time.process_time()
+            response = client.get("/", query_string={"delay": "0", "cpu": str(units)})
+            spent[units] = (time.process_time() - started) * 1000
+            assert (response.status_code, response.text) == (200, "Hi there! slow api response")
+        # 200 units: about 200 x unit_ms more than none; at least half of that, whatever the machine.
+        assert spent[200] - spent[0] >= 0.5 * 200 * unit_ms, (spent, unit_ms)
+
     def test_query_that_is_not_utf8_is_a_400(self, client) -> None:
         # Raw bytes, as some servers pass them on undecoded (gevent's pywsgi, uWSGI).
         response = client.get("/", environ_overrides={"QUERY_STRING": "delay=\xff\xfe"})
@@ -139,7 +164,21 @@ class TestPsycopg2App:
         assert response.status_code == 400
         assert_one_line_error(response.text)
 
+    @pytest.mark.parametrize("cpu", BAD_CPUS)
+    def test_rejects_bad_cpu(self, client, cpu: str) -> None:
+        response = client.get("/", query_string={"delay": "0", "cpu": cpu})
+        assert response.status_code == 400
+        assert "cpu must be" in response.text
+        assert_one_line_error(response.text)
+
     def test_database_down_gives_503(self, client) -> None:
         response = client.get("/?delay=0.2")
         assert response.status_code == 503
         assert response.text == "postgres is unavailable\n"
+
+
+def test_every_app_does_the_same_cpu_work() -> None:
+    """Each app folder is its own build context, so each has a copy of cpu_work.py: one unit must be one unit
+    everywhere, or results would not compare across servers."""
+    copies = {folder: (ROOT / folder / "cpu_work.py").read_text() for folder in APP_FOLDERS}
+    assert len(set(copies.values())) == 1, f"cpu_work.py differs between {', '.join(copies)}: copy flask_app's"

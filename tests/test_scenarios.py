@@ -16,12 +16,17 @@ import requests
 import yaml
 
 from bench.compose import RunningScenario, compose_command, docker, server_pids
+from bench.run import cpu_ms_per_unit
+from bench.sampler import cpu_ticks
 from bench.scenarios import ROOT, load_targets
 from tests.conftest import fetch, load
 
 pytestmark = pytest.mark.docker
 
-BAD_QUERIES = ["delay=abc", "delay=-1", "delay=31", "delay=nan", "delay=inf", "delay=%ff%fe"]
+BAD_QUERIES = [
+    "delay=abc", "delay=-1", "delay=31", "delay=nan", "delay=inf", "delay=%ff%fe",
+    "delay=0&cpu=abc", "delay=0&cpu=-1", "delay=0&cpu=1001", "delay=0&cpu=1.5",
+]  # fmt: skip
 
 
 def test_answers_exactly_after_the_delay(scenario: RunningScenario) -> None:
@@ -36,7 +41,21 @@ def test_bad_input_is_a_400_with_a_message(scenario: RunningScenario) -> None:
         for query in BAD_QUERIES:
             answer = fetch(f"{target.url}?{query}")
             assert answer.status == 400, (target.name, query, answer)
-            assert "delay must be" in answer.body and "Traceback" not in answer.body, (target.name, query)
+            wanted = "cpu must be" if "cpu=" in query else "delay must be"
+            assert wanted in answer.body and "Traceback" not in answer.body, (target.name, query)
+
+
+def test_cpu_units_are_cpu_time_in_the_server(scenario: RunningScenario) -> None:
+    """?cpu= costs the server's processes CPU time, about units x what a unit takes in its image (wide margins)."""
+    for target in load_targets(scenario.scenario):
+        unit_ms = cpu_ms_per_unit(scenario, target.service)
+        pids = server_pids(scenario.main_pid(target.service))
+        before = sum(cpu_ticks(pid) for pid in pids)
+        answer = fetch(f"{target.url}?delay=0&cpu=300")
+        after = sum(cpu_ticks(pid) for pid in server_pids(scenario.main_pid(target.service)))
+        spent_ms = (after - before) * 1000 / os.sysconf("SC_CLK_TCK")
+        assert (answer.status, answer.body) == (200, target.expected_body(0)), target.name
+        assert spent_ms >= 0.5 * 300 * unit_ms, (target.name, spent_ms, unit_ms)
 
 
 def test_concurrency_is_what_the_server_promises(scenario: RunningScenario) -> None:
