@@ -8,7 +8,7 @@ LOAD = $(if $(N),-n $(N)) $(if $(C),-c $(C)) $(if $(DELAY),--delay $(DELAY))
 BENCH = $(PYTHON) -m bench.run $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
   $(if $(REPEAT),--repeat $(REPEAT)) $(if $(LOADGEN),--loadgen $(LOADGEN)) $(if $(CPU),--cpu $(CPU))
 
-.PHONY: help venv up down ab threads bench sweep overload latency slowclients test test-fast lint format
+.PHONY: help venv up down ab threads bench sweep overload latency map slowclients test test-fast lint format
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -48,6 +48,10 @@ latency: $(PYTHON) ## open-loop load (vegeta) at fixed rates, 25 % to 150 % of w
 	$(PYTHON) -m bench.latency $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
 	  $(if $(FRACTIONS),--fractions "$(FRACTIONS)") $(if $(RATES),--rates "$(RATES)") \
 	  $(if $(DURATION),--duration $(DURATION)) $(if $(DELAY),--delay $(DELAY))
+
+map: $(PYTHON) ## where each server wins: a grid of I/O delay x CPU units x clients over a few targets, winner per cell (DELAYS="0.02 0.5" CPUS="0 2 10" CLIENTS="10 500" TARGETS= OUT=)
+	$(PYTHON) -m bench.map $(if $(TARGETS),--targets $(TARGETS)) $(if $(OUT),--out $(OUT)) \
+	  $(if $(DELAYS),--delays "$(DELAYS)") $(if $(CPUS),--cpus "$(CPUS)") $(if $(CLIENTS),--clients "$(CLIENTS)")
 
 slowclients: $(PYTHON) ## half-sent heads, trickled bodies, idle keep-alive: how many slow connections delay a normal request, per target (LEVELS="10 25 50 100 200 400 800 1600" SCENARIOS= OUT=)
 	$(PYTHON) -m bench.slowclients $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
