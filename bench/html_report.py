@@ -21,6 +21,11 @@ def _holds_at_once(record: dict) -> float:
     return record["workers"] * per_worker if per_worker is not None else float("inf")
 
 
+def _requests(record: dict) -> int:
+    # wrk runs for a time: per request means per request it completed, as in results.md.
+    return record.get("complete") or record["n"]
+
+
 def _others_seconds(record: dict) -> float:
     return sum(seconds for name, seconds in (record.get("cpu_seconds_others") or {}).items() if name in report.OTHERS)
 
@@ -40,9 +45,25 @@ SORT_KEYS: dict[str, Callable[[dict], float | None]] = {
     "non-2xx": lambda record: record.get("non2xx"),
     "OS threads idle → peak": lambda record: record.get("threads_peak"),
     "peak RSS MB": lambda record: record.get("rss_mb_peak"),
-    "app CPU ms / request": lambda record: 1000 * record["cpu_seconds"] / record["n"],
-    "other CPU ms / request": lambda record: 1000 * _others_seconds(record) / record["n"],
+    "app CPU ms / request": lambda record: 1000 * record["cpu_seconds"] / _requests(record),
+    "other CPU ms / request": lambda record: 1000 * _others_seconds(record) / _requests(record),
     "machine busy": lambda record: record.get("machine_busy"),
+}
+
+
+# The same for a latency set (make latency): one row per target and offered rate.
+LATENCY_SORT_KEYS: dict[str, Callable[[dict], float | None]] = {
+    "at once": _holds_at_once,
+    "base requests/s": lambda record: record.get("base_rps"),
+    "offered requests/s": lambda record: record.get("offered_rps"),
+    "sent": lambda record: record.get("sent_rps"),
+    "achieved": lambda record: record.get("achieved_rps"),
+    "answered well": lambda record: record.get("success_ratio"),
+    # A percentile that fell on a failed request is None: last, like a FAILED cell.
+    "P50 ms": lambda record: record.get("p50_ms"),
+    "P90 ms": lambda record: record.get("p90_ms"),
+    "P99 ms": lambda record: record.get("p99_ms"),
+    "P99.9 ms": lambda record: record.get("p999_ms"),
 }
 
 
@@ -51,22 +72,27 @@ def _inline(markdown: str) -> str:
     return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(markdown))
 
 
-def _cell(column: str, text: str, record: dict) -> str:
+def _cell(column: str, text: str, record: dict, sort_keys: dict[str, Callable[[dict], float | None]]) -> str:
     # "–" (not measured) and FAILED cells carry no sort value: the script puts them last either way.
     if text == "–":
         return f"<td>{_inline(text)}</td>"
     if text.startswith("**FAILED**"):
         return f'<td class="problem">{_inline(text)}</td>'
-    if column not in SORT_KEYS:
+    if column not in sort_keys:
         return f'<td data-sort="{html.escape(text)}">{_inline(text)}</td>'
-    key = SORT_KEYS[column](record)
+    key = sort_keys[column](record)
     if key is None:
         return f'<td class="number">{_inline(text)}</td>'
     # JSON writes an unbounded "at once" as Infinity, which is what JavaScript's Number() reads.
     return f'<td class="number" data-sort="{json.dumps(key)}">{_inline(text)}</td>'
 
 
-def _table(columns: tuple[str, ...], rows: list[list[str]], records: list[dict] | None = None) -> str:
+def _table(
+    columns: tuple[str, ...],
+    rows: list[list[str]],
+    records: list[dict] | None = None,
+    sort_keys: dict[str, Callable[[dict], float | None]] = SORT_KEYS,
+) -> str:
     """The records' table is sortable (a button per header); a summary table without records is not."""
     if records is None:
         header = "".join(f"<th>{html.escape(column)}</th>" for column in columns)
@@ -74,11 +100,11 @@ def _table(columns: tuple[str, ...], rows: list[list[str]], records: list[dict] 
         return f"<table><thead><tr>{header}</tr></thead><tbody>{body}</tbody></table>"
     header = ""
     for column in columns:
-        kind = ' class="number"' if column in SORT_KEYS else ""
+        kind = ' class="number"' if column in sort_keys else ""
         header += f'<th{kind}><button type="button">{html.escape(column)}</button></th>'
     body = ""
     for row, record in zip(rows, records, strict=True):
-        cells = "".join(_cell(column, cell, record) for column, cell in zip(columns, row, strict=True))
+        cells = "".join(_cell(column, cell, record, sort_keys) for column, cell in zip(columns, row, strict=True))
         body += f"<tr>{cells}</tr>" if record["ok"] else f'<tr class="failed">{cells}</tr>'
     return f'<table class="sortable"><thead><tr>{header}</tr></thead><tbody>{body}</tbody></table>'
 
@@ -103,13 +129,27 @@ def _metadata(metadata: dict, mode: str) -> str:
     return f"<dl>{items}</dl>"
 
 
+def _command_label(record: dict) -> str:
+    if "c" in record:
+        return report._label(record)
+    # A latency record: a target at an offered rate, not a number of clients.
+    rate = f", {record['offered_rps']:g} requests/s" if "offered_rps" in record else ""
+    return f"{record['scenario']} / {record['target']}{rate}"
+
+
 def _commands(records: list[dict]) -> str:
-    items = "".join(
-        f"<li>{html.escape(report._label(record))}: <code>{html.escape(record['command'])}</code></li>"
-        if record.get("command")
-        else f"<li>{html.escape(report._label(record))}: not run ({html.escape(str(record.get('problem')))})</li>"
-        for record in records
-    )
+    items, based = "", set()
+    for record in records:
+        label = html.escape(_command_label(record))
+        if record.get("base_command") and record["target"] not in based:
+            # The closed-loop run that measured a latency target's base rate, once, before its first rate.
+            based.add(record["target"])
+            base = html.escape(record["base_command"])
+            items += f"<li>{html.escape(record['target'])}, base rate: <code>{base}</code></li>"
+        if record.get("command"):
+            items += f"<li>{label}: <code>{html.escape(record['command'])}</code></li>"
+        else:
+            items += f"<li>{label}: not run ({html.escape(str(record.get('problem')))})</li>"
     return f"<ol>{items}</ol>"
 
 
@@ -150,7 +190,8 @@ img { max-width: 100%; }
 </style>
 </head>
 <body>
-<h1>Benchmark results: $title</h1>
+<h1>$heading</h1>
+<p>Result set <code>$title</code>.</p>
 <p><code>$command</code></p>
 $metadata
 <p>$verdict</p>
@@ -198,6 +239,22 @@ def render(out: Path) -> None:
     document = json.loads((out / "results.json").read_text())
     metadata, records = document["metadata"], document["results"]
     mode = report._mode(metadata)
+    if mode == "latency":
+        page = PAGE.substitute(
+            title=html.escape(out.resolve().name),
+            heading="Latency at fixed request rates: vegeta, open loop",
+            command=html.escape(str(metadata.get("command", "–"))),
+            metadata=_metadata(metadata, mode),
+            verdict=_inline(report.latency_verdict(records)),
+            summary="",
+            table=_table(report.LATENCY_COLUMNS, [report._latency_row(r) for r in records], records, LATENCY_SORT_KEYS),
+            ceiling=html.escape(report.LATENCY_NOTE),
+            charts=_chart(out / "latency.png") if (out / "latency.png").exists() else "",
+            commands=_commands(records),
+            packages=_packages(metadata),
+        )
+        (out / "index.html").write_text(page)
+        return
     rows = report.summarise(records)  # with repeats, one row per target and load
     charts = [out / chart for chart in report._charts(mode) if (out / chart).exists()]
     page = PAGE.substitute(
@@ -207,7 +264,8 @@ def render(out: Path) -> None:
         verdict=_inline(report._verdict(mode, records)),
         summary=_table(report.OVERLOAD_COLUMNS, report._overload_rows(records)) if mode == "overload" else "",
         table=_table(report.COLUMNS, [report._row(record) for record in rows], rows),
-        ceiling=html.escape(report.CEILING_NOTE),
+        heading=html.escape(report.title(metadata, records)),
+        ceiling=html.escape(report._ceiling_notes(records)),
         charts="\n".join(_chart(chart) for chart in charts),
         commands=_commands(records),
         packages=_packages(metadata),

@@ -338,9 +338,24 @@ def _hockey_stick_chart(records: list[dict], metadata: dict, path: Path) -> None
     plt.close(figure)
 
 
+LATENCY_NOTE = (
+    "Base: the answers per second a closed loop (hey, as many clients as the target holds at once, at most"
+    " 1000, 3 rounds) got from the target just before; each offered rate is a share of it. vegeta then sends"
+    " at that rate for the duration, open loop: on schedule, whatever the server does. Sent: the rate vegeta"
+    " kept; achieved: good answers per second, from the first to the last; in bold when below 98 % of the"
+    " offered rate or when a request failed. Each latency runs from the request's scheduled send to the end of"
+    ' its answer; failed requests rank as slower than any answer, so a percentile reads "failed" when more'
+    " requests failed than it leaves out."
+)
+
+
+def latency_verdict(records: list[dict]) -> str:
+    not_ok = sorted({record["target"] for record in records if not record["ok"]})
+    return f"**Not OK: {', '.join(not_ok)}**" if not_ok else "Every target verified and loaded at every rate."
+
+
 def _render_latency(out: Path, metadata: dict, records: list[dict]) -> None:
     _hockey_stick_chart(records, metadata, out / "latency.png")
-    not_ok = sorted({record["target"] for record in records if not record["ok"]})
     packages = "\n".join(f"- `{image}`: {' '.join(names)}" for image, names in metadata["packages"].items())
     lines = [
         "# Latency at fixed request rates",
@@ -350,17 +365,11 @@ def _render_latency(out: Path, metadata: dict, records: list[dict]) -> None:
         f"{metadata['date']}, git {metadata['git_commit']}: {metadata['cpu_count']} cores, Linux {metadata['kernel']},"
         f" Docker {metadata['docker_version']}, Compose {metadata['compose_version']}.",
         "",
-        f"**Not OK: {', '.join(not_ok)}**" if not_ok else "Every target verified and loaded at every rate.",
+        latency_verdict(records),
         "",
         _latency_table(records),
         "",
-        "Base: the answers per second a closed loop (hey, as many clients as the target holds at once, at most"
-        " 1000, 3 rounds) got from the target just before; each offered rate is a share of it. vegeta then sends"
-        " at that rate for the duration, open loop: on schedule, whatever the server does. Sent: the rate vegeta"
-        " kept; achieved: good answers per second, from the first to the last; in bold when below 98 % of the"
-        " offered rate or when a request failed. Each latency runs from the request's scheduled send to the end of"
-        ' its answer; failed requests rank as slower than any answer, so a percentile reads "failed" when more'
-        " requests failed than it leaves out.",
+        LATENCY_NOTE,
         "",
         "![latency.png](latency.png)",
         "",
@@ -462,10 +471,29 @@ def _render_slowclients(out: Path, metadata: dict, records: list[dict]) -> None:
 
 
 CEILING_NOTE = LOADGENS["ab"].ceiling_note
+# What each tool does to the server, in a few words: a reader of a title should know which client measured.
+TOOL_WORDS = {
+    "ab": "ab (HTTP/1.0, a new connection per request)",
+    "hey": "hey (keep-alive, all connections opened at once)",
+    "wrk": "wrk (keep-alive, for a duration)",
+}
+
+
+def _tools(records: list[dict]) -> list[str]:
+    # Result sets from before LOADGEN= have no "loadgen": they are ab's.
+    return list(dict.fromkeys(record.get("loadgen", "ab") for record in records))
 
 
 def _ceiling_notes(records: list[dict]) -> str:
-    return " ".join(LOADGENS[name].ceiling_note for name in dict.fromkeys(r.get("loadgen", "ab") for r in records))
+    return " ".join(LOADGENS[name].ceiling_note for name in _tools(records))
+
+
+def title(metadata: dict, records: list[dict]) -> str:
+    """The set's heading: what was loaded, with which tool, and how many times."""
+    tools = " and ".join(TOOL_WORDS.get(name, name) for name in _tools(records))
+    repeat = metadata.get("repeat") or 1
+    runs = f", every target {repeat} times, interleaved (the median run, min–max beside it)" if repeat > 1 else ""
+    return f"Benchmark results: {tools}{runs}"
 
 
 def _mode(metadata: dict) -> str:
@@ -490,8 +518,12 @@ def render(out: Path) -> None:
     document = json.loads((out / "results.json").read_text())
     metadata, records = document["metadata"], document["results"]
     mode = _mode(metadata)
+    # Imported here: bench.html_report reuses this module's tables, rows and notes.
+    from bench import html_report
+
     if mode == "latency":
         _render_latency(out, metadata, records)
+        html_report.render(out)
         return
     if mode == "slowclients":
         _render_slowclients(out, metadata, records)
@@ -502,7 +534,7 @@ def render(out: Path) -> None:
     summary = [_overload_table(records), ""] if mode == "overload" else []
     packages = "\n".join(f"- `{image}`: {' '.join(names)}" for image, names in metadata["packages"].items())
     lines = [
-        "# Benchmark results",
+        f"# {title(metadata, records)}",
         "",
         f"`{metadata['command']}`",
         "",
@@ -525,9 +557,6 @@ def render(out: Path) -> None:
         "",
     ]
     (out / "results.md").write_text("\n".join(lines))
-    # Imported here: bench.html_report reuses this module's table, rows and notes.
-    from bench import html_report
-
     html_report.render(out)
 
 

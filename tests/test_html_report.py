@@ -76,6 +76,14 @@ def test_page_is_one_file_with_the_charts_commands_and_escaped_cells(tmp_path: P
         assert fact in page
 
 
+def test_page_names_the_sets_own_tool_and_ceiling(tmp_path: Path) -> None:
+    records = [fixture | {"loadgen": "hey", "keepalive": True} for fixture in RECORDS]
+    page = write_results(tmp_path, records).read_text()
+    assert "hey (keep-alive" in page and "under hey: hey opens its c connections at once" in page
+    assert "under ab" not in page  # ab's solo first request is not hey's ceiling
+    assert "# Benchmark results: hey (keep-alive" in (tmp_path / "results.md").read_text()
+
+
 @pytest.mark.parametrize("mode", ["sweep", "overload", "repeats"])
 def test_page_for_every_mode_even_one_it_does_not_know(tmp_path: Path, mode: str) -> None:
     records = [fixture | {"survived": True} for fixture in RECORDS]

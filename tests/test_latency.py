@@ -80,3 +80,13 @@ def test_latency_report_shows_who_cannot_keep_up(tmp_path: Path) -> None:
     assert "**FAILED**: vegeta sent 180" in rows[4] and rows[4].count("|") == rows[0].count("|")
     assert "Not OK: gunicorn-sync" in markdown
     assert (tmp_path / "latency.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_latency_set_gets_its_page_too(tmp_path: Path) -> None:
+    records = [point(0.5, base_command="hey -n 600 -c 200"), point(1.1, achieved_rps=150.2, keeps_up=False)]
+    (tmp_path / "results.json").write_text(json.dumps({"metadata": METADATA, "results": records}))
+    render(tmp_path)
+    page = (tmp_path / "index.html").read_text()
+    assert page.count('src="data:image/png;base64,') == 1  # latency.png, inside the page
+    assert "vegeta, open loop" in page and "<strong>150.2</strong>" in page
+    assert page.count("base rate: <code>hey -n 600 -c 200</code>") == 1  # once per target, not per rate
