@@ -12,6 +12,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
+from bench import wrk  # noqa: E402
 from bench.ceiling import efficiency  # noqa: E402
 from bench.loadgens import LOADGENS  # noqa: E402
 
@@ -101,6 +102,13 @@ def summarise(records: list[dict]) -> list[dict]:
     return summary
 
 
+def _requests(record: dict) -> str:
+    # wrk runs for a duration, not a number of requests: the table says how long, as its command does.
+    if record.get("loadgen") == "wrk":
+        return f"{wrk.duration_seconds(record['n'], record['c'], record['delay'])} s"
+    return str(record["n"])
+
+
 def _throughput(record: dict) -> str:
     if not record["ok"]:
         return f"**FAILED**: {record['problem']}"
@@ -121,7 +129,7 @@ def _row(record: dict) -> list[str]:
     threads = f"{record['threads_idle']} → {record['threads_peak']}" if measured else "–"
     return [
         record["scenario"], record["target"], record["server"], record["mode"], _at_once(record),
-        f"{record['n']} / {record['c']} / {record['delay']:g} s", throughput, _rps(record["ceiling_rps"]),
+        f"{_requests(record)} / {record['c']} / {record['delay']:g} s", throughput, _rps(record["ceiling_rps"]),
         value("efficiency", "{:.0%}") if record["ok"] else "–", value("vs_reference", "{:.0%}"),
         "–" if spread is None else ", ".join(spread) or "none", value("p50_ms", "{:.0f}"), value("p99_ms", "{:.0f}"),
         value("failed"), value("non2xx"), threads, value("rss_mb_peak", "{:.0f}"),

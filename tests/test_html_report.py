@@ -82,6 +82,9 @@ def test_page_names_the_sets_own_tool_and_ceiling(tmp_path: Path) -> None:
     assert "hey (keep-alive" in page and "under hey: hey opens its c connections at once" in page
     assert "under ab" not in page  # ab's solo first request is not hey's ceiling
     assert "# Benchmark results: hey (keep-alive" in (tmp_path / "results.md").read_text()
+    wrk_records = [fixture | {"loadgen": "wrk", "keepalive": True} for fixture in RECORDS]
+    write_results(tmp_path, wrk_records)
+    assert "| 10 s / 200 / 1 s |" in (tmp_path / "results.md").read_text()  # wrk runs for a time, not n
 
 
 @pytest.mark.parametrize("mode", ["sweep", "overload", "repeats"])
