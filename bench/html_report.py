@@ -196,7 +196,7 @@ img { max-width: 100%; }
 $metadata
 <p>$verdict</p>
 $summary
-<p>Click a column's name to sort by it; click again to reverse. Cells with no value (–) and FAILED ones stay last.</p>
+$sorting
 $table
 <p>$ceiling</p>
 $charts
@@ -235,6 +235,12 @@ for (const table of document.querySelectorAll("table.sortable")) {
 """)
 
 
+SORTING = (
+    "<p>Click a column's name to sort by it; click again to reverse. Cells with no value (–) and FAILED ones stay"
+    " last.</p>"
+)
+
+
 def render(out: Path) -> None:
     document = json.loads((out / "results.json").read_text())
     metadata, records = document["metadata"], document["results"]
@@ -248,9 +254,32 @@ def render(out: Path) -> None:
             verdict=_inline(report.latency_verdict(records)),
             summary="",
             table=_table(report.LATENCY_COLUMNS, [report._latency_row(r) for r in records], records, LATENCY_SORT_KEYS),
+            sorting=SORTING,
             ceiling=html.escape(report.LATENCY_NOTE),
             charts=_chart(out / "latency.png") if (out / "latency.png").exists() else "",
             commands=_commands(records),
+            packages=_packages(metadata),
+        )
+        (out / "index.html").write_text(page)
+        return
+    if mode == "slowclients":
+        summary, method = report.slowclients_notes(metadata)
+        header, rows = report._slowclients_summary(records)
+        level_header, level_rows = report._slowclients_level_rows(records)
+        page = PAGE.substitute(
+            title=html.escape(out.resolve().name),
+            heading="Slow clients: how many slow connections delay a normal request",
+            command=html.escape(str(metadata.get("command", "–"))),
+            metadata=_metadata(metadata, mode),
+            verdict=_inline(report.slowclients_verdict(records)),
+            summary=f"<p>{_inline(summary)}</p>" + _table(tuple(header), rows),
+            table=_table(tuple(level_header), level_rows),
+            sorting="",
+            ceiling=_inline(method),
+            charts="",
+            commands="<p>Every level of every target: <code>"
+            + html.escape(str(metadata.get("command")))
+            + "</code></p>",
             packages=_packages(metadata),
         )
         (out / "index.html").write_text(page)
@@ -265,6 +294,7 @@ def render(out: Path) -> None:
         summary=_table(report.OVERLOAD_COLUMNS, report._overload_rows(records)) if mode == "overload" else "",
         table=_table(report.COLUMNS, [report._row(record) for record in rows], rows),
         heading=html.escape(report.title(metadata, records)),
+        sorting=SORTING,
         ceiling=html.escape(report._ceiling_notes(records)),
         charts="\n".join(_chart(chart) for chart in charts),
         commands=_commands(records),

@@ -407,10 +407,10 @@ def _slow_cell(levels: list[dict]) -> str:
     return f"**{delayed['connections']}** ({worst}){wedged}"
 
 
-def _slowclients_table(records: list[dict]) -> str:
+def _slowclients_summary(records: list[dict]) -> tuple[list[str], list[list[str]]]:
     kinds = [kind for kind in SLOW_KINDS if any(record.get("kind") == kind for record in records)]
     header = ["target", "holds at once", *(f"{kind}: {SLOW_KINDS[kind]}" for kind in kinds)]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    rows = []
     for target in dict.fromkeys(record["target"] for record in records):
         mine = [record for record in records if record["target"] == target]
         if "kind" not in mine[0]:
@@ -418,14 +418,14 @@ def _slowclients_table(records: list[dict]) -> str:
         else:
             cells = [_slow_cell([r for r in mine if r.get("kind") == kind]) if any(r.get("kind") == kind for r in mine)
                      else "–" for kind in kinds]  # fmt: skip
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in [target, _at_once(mine[0]), *cells]) + " |")
-    return "\n".join(lines)
+        rows.append([target, _at_once(mine[0]), *cells])
+    return header, rows
 
 
-def _slowclients_levels(records: list[dict]) -> str:
+def _slowclients_level_rows(records: list[dict]) -> tuple[list[str], list[list[str]]]:
     header = ["target", "kind", "slow connections", "opened", "normal requests, s", "closed by the server",
               "answered again after"]  # fmt: skip
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    rows = []
     for record in (record for record in records if "kind" in record):
         probes = ", ".join(
             f"{p['seconds']:.2f}" if not p["problem"] else f"**{p['problem']}**" for p in record["probes"]
@@ -435,15 +435,55 @@ def _slowclients_levels(records: list[dict]) -> str:
         closed_text = f"{closed} ({said}), the first after {record['first_closed_after']:g} s" if closed else "0"
         recovered = f"{record['recovery_seconds']:g} s" if record["recovered"] else "**no: wedged**"
         opened = str(record["opened"]) + (f", {record['answered']} answered" if record["answered"] is not None else "")
-        cells = [record["target"], record["kind"], str(record["connections"]), opened, probes, closed_text, recovered]
-        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+        rows.append(
+            [record["target"], record["kind"], str(record["connections"]), opened, probes, closed_text, recovered]
+        )
+    return header, rows
+
+
+def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    # A "|" in a cell (an unexpected body, a Docker error) would otherwise start a new column.
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
-def _render_slowclients(out: Path, metadata: dict, records: list[dict]) -> None:
+def _slowclients_table(records: list[dict]) -> str:
+    return _markdown_table(*_slowclients_summary(records))
+
+
+def _slowclients_levels(records: list[dict]) -> str:
+    return _markdown_table(*_slowclients_level_rows(records))
+
+
+def slowclients_verdict(records: list[dict]) -> str:
     not_ok = sorted({record["target"] for record in records if not record["ok"]})
-    packages = "\n".join(f"- `{image}`: {' '.join(names)}" for image, names in metadata["packages"].items())
+    if not_ok:
+        return f"**Not OK (unverified, or wedged after the slow clients left): {', '.join(not_ok)}**"
+    return "Every target verified, and answered normally again once the slow clients had left."
+
+
+def slowclients_notes(metadata: dict) -> tuple[str, str]:
+    """What the summary table shows, and how each level was run."""
     probes = metadata["probes"]
+    summary = (
+        f"Per target and kind of slow client, the number of slow connections at which a normal request"
+        f" (`GET /?delay=0`, on a new connection) first took longer than {metadata['threshold_seconds']:g} s or got"
+        f" no answer (in bold, with the worst wait), or the longest wait up to the last level"
+        f" ({', '.join(map(str, metadata['levels']))})."
+    )
+    method = (
+        f"Each level opens its slow connections from the host to the published port (docker-proxy in between, for"
+        f" every target alike), waits {probes['settle_seconds']:g} s, sends {probes['per_level']} normal requests"
+        f" {probes['spacing_seconds']:g} s apart (each given {probes['timeout_seconds']:g} s), then closes them all"
+        f" and waits for a normal answer. The levels of a kind stop at the first delayed one."
+    )
+    return summary, method
+
+
+def _render_slowclients(out: Path, metadata: dict, records: list[dict]) -> None:
+    packages = "\n".join(f"- `{image}`: {' '.join(names)}" for image, names in metadata["packages"].items())
+    summary, method = slowclients_notes(metadata)
     lines = [
         "# Slow clients",
         "",
@@ -452,21 +492,13 @@ def _render_slowclients(out: Path, metadata: dict, records: list[dict]) -> None:
         f"{metadata['date']}, git {metadata['git_commit']}: {metadata['cpu_count']} cores, Linux {metadata['kernel']},"
         f" Docker {metadata['docker_version']}, Compose {metadata['compose_version']}.",
         "",
-        f"**Not OK (unverified, or wedged after the slow clients left): {', '.join(not_ok)}**"
-        if not_ok
-        else "Every target verified, and answered normally again once the slow clients had left.",
+        slowclients_verdict(records),
         "",
-        f"Per target and kind of slow client, the number of slow connections at which a normal request"
-        f" (`GET /?delay=0`, on a new connection) first took longer than {metadata['threshold_seconds']:g} s or got"
-        f" no answer (in bold, with the worst wait), or the longest wait up to the last level"
-        f" ({', '.join(map(str, metadata['levels']))}).",
+        summary,
         "",
         _slowclients_table(records),
         "",
-        f"Each level opens its slow connections from the host to the published port (docker-proxy in between, for"
-        f" every target alike), waits {probes['settle_seconds']:g} s, sends {probes['per_level']} normal requests"
-        f" {probes['spacing_seconds']:g} s apart (each given {probes['timeout_seconds']:g} s), then closes them all"
-        f" and waits for a normal answer. The levels of a kind stop at the first delayed one.",
+        method,
         "",
         _slowclients_levels(records),
         "",
@@ -535,6 +567,7 @@ def render(out: Path) -> None:
         return
     if mode == "slowclients":
         _render_slowclients(out, metadata, records)
+        html_report.render(out)
         return
     charts = _charts(mode)
     for chart, draw in charts.items():

@@ -151,3 +151,13 @@ def test_page_loads_nothing_but_itself(tmp_path: Path, browser: webdriver.Chrome
     events = [json.loads(entry["message"])["message"] for entry in browser.get_log("performance")]
     sent = [event["params"]["request"]["url"] for event in events if event["method"] == "Network.requestWillBeSent"]
     assert {url for url in sent if not url.startswith("data:")} == {page}
+
+
+def test_slowclients_set_gets_its_page(tmp_path: Path) -> None:
+    committed = Path(__file__).parent.parent / "results" / "2026-11-23-slowclients" / "results.json"
+    (tmp_path / "results.json").write_text(committed.read_text())
+    render(tmp_path)
+    page = (tmp_path / "index.html").read_text()
+    assert "Slow clients" in page and "<strong>25</strong> (5.0 s)" in page  # gunicorn-sync, idle connections
+    assert page.count("<table") == 2 and "Click a column" not in page  # summary and levels, neither sortable
+    assert (tmp_path / "results.md").read_text() == committed.with_name("results.md").read_text()
