@@ -313,33 +313,44 @@ def _latency_table(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
+# One panel per way of holding requests: sixteen targets on one chart repeat colours and hide each other.
+MODE_TITLES = {"sync": "threads", "gevent": "gevent", "asyncio": "asyncio"}
+
+
 def _hockey_stick_chart(records: list[dict], metadata: dict, path: Path) -> None:
-    figure, axes = plt.subplots(figsize=(10, 6))
     loaded = [record for record in records if "requests" in record and record["ok"]]
-    for index, target in enumerate(dict.fromkeys(record["target"] for record in loaded)):
-        points = sorted((r for r in loaded if r["target"] == target), key=lambda r: r["offered_rps"])
-        color = f"C{index}"
-        offered = [record["offered_rps"] for record in points]
-        for key, style in (("p50_ms", "--"), ("p99_ms", "-")):
-            values = [record[key] if record[key] is not None else float("nan") for record in points]
-            label = f"{target} ({_at_once(points[0])}), {key[:3].upper()}"
-            axes.plot(offered, values, style, color=color, marker="o", markersize=4, label=label)
-        # Where too many requests failed for a P99, a red cross at the top of the chart marks the rate.
-        if failed := [record["offered_rps"] for record in points if record["p99_ms"] is None]:
-            axes.plot(failed, [0.97] * len(failed), "x", color="tab:red", markersize=10, markeredgewidth=2,
-                      transform=axes.get_xaxis_transform(), clip_on=False)  # fmt: skip
-        slow = [record for record in points if not record["keeps_up"] and record["p99_ms"] is not None]
-        axes.plot([r["offered_rps"] for r in slow], [r["p99_ms"] for r in slow], "o", color="tab:red", fillstyle="none",
-                  markersize=10)  # fmt: skip
-    for delay in sorted({record["delay"] for record in records}):
-        axes.axhline(delay * 1000, color="black", linestyle=":", linewidth=1)
-    axes.set_yscale("log")
-    for axis in (axes.yaxis.set_major_formatter, axes.yaxis.set_minor_formatter):
-        axis(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))  # 2000, not 2 x 10^3
-    axes.set_xlabel("offered requests per second (open loop: sent on schedule, whatever the server does)")
-    axes.set_ylabel("latency from the scheduled send, ms (dotted: the delay)")
-    axes.set_title("Latency against offered load (dashed P50, solid P99; red ring: fewer answers than offered)")
-    axes.legend(fontsize=7)
+    modes = list(dict.fromkeys(record["mode"] for record in loaded)) or ["sync"]
+    figure, panels = plt.subplots(len(modes), 1, figsize=(11, 4.2 * len(modes) + 0.6), sharey=True, squeeze=False)
+    for mode, axes in zip(modes, panels[:, 0], strict=True):
+        targets = dict.fromkeys(record["target"] for record in loaded if record["mode"] == mode)
+        for index, target in enumerate(targets):
+            points = sorted((r for r in loaded if r["target"] == target), key=lambda r: r["offered_rps"])
+            color = f"C{index}"
+            offered = [record["offered_rps"] for record in points]
+            for key, style in (("p50_ms", "--"), ("p99_ms", "-")):
+                values = [record[key] if record[key] is not None else float("nan") for record in points]
+                label = f"{target} ({_at_once(points[0])})" if key == "p99_ms" else None
+                axes.plot(offered, values, style, color=color, marker="o", markersize=4, label=label)
+            # Where too many requests failed for a P99, a red cross at the top of the panel marks the rate.
+            if failed := [record["offered_rps"] for record in points if record["p99_ms"] is None]:
+                axes.plot(failed, [0.95] * len(failed), "x", color="tab:red", markersize=10, markeredgewidth=2,
+                          transform=axes.get_xaxis_transform(), clip_on=False)  # fmt: skip
+            slow = [record for record in points if not record["keeps_up"] and record["p99_ms"] is not None]
+            axes.plot([r["offered_rps"] for r in slow], [r["p99_ms"] for r in slow], "o", color="tab:red",
+                      fillstyle="none", markersize=10)  # fmt: skip
+        for delay in sorted({record["delay"] for record in records}):
+            axes.axhline(delay * 1000, color="black", linestyle=":", linewidth=1)
+        axes.set_yscale("log")
+        for axis in (axes.yaxis.set_major_formatter, axes.yaxis.set_minor_formatter):
+            axis(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))  # 2000, not 2 x 10^3
+        axes.set_title(f"{MODE_TITLES.get(mode, mode)}: dashed P50, solid P99", fontsize=10, loc="left")
+        axes.set_ylabel("ms from the scheduled send")
+        axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    panels[-1, 0].set_xlabel("offered requests per second (open loop: sent on schedule, whatever the server does)")
+    figure.suptitle(
+        "Latency against offered load (dotted: the delay; red ring: fewer answers than offered; red cross: P99 failed)",
+        fontsize=10,
+    )
     _footer(figure, metadata)
     figure.tight_layout(rect=(0, 0.03, 1, 1))
     figure.savefig(path, dpi=110)
