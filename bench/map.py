@@ -37,6 +37,8 @@ CLIENTS = (10, 500)  # fewer clients than any server has threads, and more than 
 SECONDS_PER_CELL = 4
 MAX_REQUESTS = 3000
 NOMINAL_UNIT_SECONDS = 0.001
+# A lead below 5 % is no lead: repeated runs of one target differ by about that much (make bench REPEAT=3).
+TIE = 1.05
 
 
 @dataclass(frozen=True)
@@ -168,8 +170,10 @@ def _winners_chart(summary: dict, labels: list[str], metadata: dict, path: Path)
             if cell is None:
                 continue
             axes.add_patch(plt.Rectangle((x, y), 1, 1, color=colors[cell["winner"]], alpha=0.85))
-            lead = "alone" if math.isinf(cell["lead"]) else f"x{cell['lead']:.2f}"
-            axes.text(x + 0.5, y + 0.5, f"{cell['winner']}\n{lead} over #2", ha="center", va="center", fontsize=7)
+            lead = "alone" if math.isinf(cell["lead"]) else f"x{cell['lead']:.2f} over #2"
+            if cell["lead"] < TIE:
+                lead += ": a tie"
+            axes.text(x + 0.5, y + 0.5, f"{cell['winner']}\n{lead}", ha="center", va="center", fontsize=7)
     axes.set_xlim(0, len(cpus))
     axes.set_ylim(0, len(rows))
     axes.set_xticks([x + 0.5 for x in range(len(cpus))], [f"{cpu} units" for cpu in cpus])
@@ -242,7 +246,9 @@ def render(out: Path) -> None:
         "| I/O delay | CPU units | clients | winner | lead over #2 | ranking (requests/s) |",
         "|---|---|---|---|---|---|",
         *(
-            f"| {d * 1000:g} ms | {cpu} | {c} | {s['winner']} | x{s['lead']:.2f} | "
+            f"| {d * 1000:g} ms | {cpu} | {c} | {s['winner']} | x{s['lead']:.2f}"
+            + (" (a tie)" if s["lead"] < TIE else "")
+            + " | "
             + ", ".join(f"{label} {rps:.0f}" for label, rps in s["ranking"])
             + " |"
             for (d, cpu, c), s in summary.items()
