@@ -580,6 +580,11 @@ def render(out: Path) -> None:
         _render_slowclients(out, metadata, records)
         html_report.render(out)
         return
+    if mode == "map":
+        from bench import map as workload_map  # it draws its own: a grid of cells, not a list of targets
+
+        workload_map.render(out)
+        return
     charts = _charts(mode)
     for chart, draw in charts.items():
         draw(summarise(records), metadata, out / chart)
