@@ -8,7 +8,7 @@ LOAD = $(if $(N),-n $(N)) $(if $(C),-c $(C)) $(if $(DELAY),--delay $(DELAY))
 BENCH = $(PYTHON) -m bench.run $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
   $(if $(REPEAT),--repeat $(REPEAT)) $(if $(LOADGEN),--loadgen $(LOADGEN)) $(if $(CPU),--cpu $(CPU))
 
-.PHONY: help venv up down ab threads bench sweep overload latency map slowclients test test-fast lint format
+.PHONY: help venv up down ab threads bench sweep overload latency map slowclients labs test test-fast lint format
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -56,6 +56,9 @@ map: $(PYTHON) ## where each server wins: a grid of I/O delay x CPU units x clie
 slowclients: $(PYTHON) ## half-sent heads, trickled bodies, idle keep-alive: how many slow connections delay a normal request, per target (LEVELS="10 25 50 100 200 400 800 1600" SCENARIOS= OUT=)
 	$(PYTHON) -m bench.slowclients $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
 	  $(if $(LEVELS),--levels "$(LEVELS)")
+
+labs: $(PYTHON) ## the failure labs: how gevent fails, each lab broken and fixed side by side (docs/labs.md) (LABS="late-patch ..." OUT=)
+	$(PYTHON) -m bench.labs $(if $(LABS),--labs $(LABS)) $(if $(OUT),--out $(OUT))
 
 test-fast: $(PYTHON) ## the tests that need no Docker
 	$(PYTHON) -m pytest -m "not docker"

@@ -31,6 +31,10 @@ SCENARIOS = (
     "nginx-sync-gunicorn",  # Nginx in front of sync-gunicorn: the defence against slow clients
 )
 
+# The failure labs (labs/<name>.yml, docs/labs.md): gevent broken and fixed side by side, run by `make labs`.
+# Apart from SCENARIOS, so that the benchmark matrix stays the tutorial's and the alternatives.
+LABS = ("late-patch", "blocking-call", "pool-default", "small-backlog", "cpu-starvation")
+
 # slow_api alone, loaded first in every benchmark run: the same-run reference for every target's figures.
 REFERENCE = "reference-slow-api"
 
@@ -59,6 +63,9 @@ class Target:
     load: str = "full"  # "small" for targets that serve one request at a time, or nearly
     # The bonus apps only: how the Postgres half waits, "blocking" (the worker serialises) or "cooperative".
     postgres: str | None = None
+    # The labs only: "broken" or "fixed", and the one setting that makes it so.
+    variant: str | None = None
+    setting: str | None = None
 
     @property
     def concurrency(self) -> int | None:
@@ -98,8 +105,12 @@ class Target:
 
 
 def compose_file(scenario: str) -> Path:
+    # A lab is named without its folder: the name is its Compose project's too, which cannot hold a slash.
+    if scenario in LABS:
+        return ROOT / "labs" / f"{scenario}.yml"
     if scenario not in (*SCENARIOS, REFERENCE):
-        raise SystemExit(f"unknown scenario {scenario!r}; choose one of: {' '.join(SCENARIOS)}")
+        known = " ".join((*SCENARIOS, *LABS))
+        raise SystemExit(f"unknown scenario {scenario!r}; choose one of: {known}")
     return ROOT / f"{scenario}.yml"
 
 
