@@ -37,6 +37,13 @@ def assert_one_line_error(body: str) -> None:
     assert "Traceback" not in body and "<" not in body, body
 
 
+def assert_rejects_bad_cpu(client, cpu: str) -> None:
+    response = client.get("/", query_string={"delay": "0", "cpu": cpu})
+    assert response.status_code == 400
+    assert "cpu must be a whole number of work units between 0 and 1000" in response.text
+    assert_one_line_error(response.text)
+
+
 class TestSlowApi:
     def test_answers_after_the_delay(self, slow_api: SlowApiProcess) -> None:
         started = time.monotonic()
@@ -95,10 +102,7 @@ class TestFlaskApp:
 
     @pytest.mark.parametrize("cpu", BAD_CPUS)
     def test_rejects_bad_cpu(self, client, cpu: str) -> None:
-        response = client.get("/", query_string={"delay": "0", "cpu": cpu})
-        assert response.status_code == 400
-        assert "cpu must be a whole number of work units between 0 and 1000" in response.text
-        assert_one_line_error(response.text)
+        assert_rejects_bad_cpu(client, cpu)
 
     def test_more_cpu_units_take_more_cpu_time(self, client) -> None:
         """?cpu= is work done in this process: its CPU time grows with the units (wide margins)."""
@@ -166,10 +170,7 @@ class TestPsycopg2App:
 
     @pytest.mark.parametrize("cpu", BAD_CPUS)
     def test_rejects_bad_cpu(self, client, cpu: str) -> None:
-        response = client.get("/", query_string={"delay": "0", "cpu": cpu})
-        assert response.status_code == 400
-        assert "cpu must be" in response.text
-        assert_one_line_error(response.text)
+        assert_rejects_bad_cpu(client, cpu)
 
     def test_database_down_gives_503(self, client) -> None:
         response = client.get("/?delay=0.2")
