@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import shutil
 import sys
 from datetime import UTC, datetime
@@ -34,7 +33,7 @@ from pathlib import Path
 
 from bench import report, vegeta
 from bench.compose import RunningScenario, ScenarioError
-from bench.run import Client, choose_client, image_packages, metadata, run_ab, verify
+from bench.run import Client, choose_client, image_packages, metadata, raise_file_limit, run_ab, verify
 from bench.scenarios import ROOT, SCENARIOS, Target, load_targets
 
 FRACTIONS = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5)
@@ -119,9 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("make latency needs vegeta: bash .ci/vegeta builds and installs it (Go 1.22 or later)")
     out = args.out or ROOT / "results" / datetime.now(UTC).strftime("%Y-%m-%dT%H%M%SZ-latency")
     out.mkdir(parents=True, exist_ok=True)
-    # One connection per request in flight, through docker-proxy: past the default 1024 files quickly.
-    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(65536, hard), hard))
+    raise_file_limit()  # one connection per request in flight, through docker-proxy
     client = None if args.rates else choose_client("auto", "hey")
     document = {"metadata": metadata(arguments, "latency"), "results": []}
     document["metadata"]["command"] = " ".join(["python -m bench.latency", *arguments])

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import resource
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,8 +26,9 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
+from bench import report  # noqa: E402
 from bench.ceiling import cpu_bound_rps  # noqa: E402
-from bench.run import Load, Progress, choose_client, metadata, run_scenario  # noqa: E402
+from bench.run import Load, Progress, choose_client, metadata, raise_file_limit, run_scenario  # noqa: E402
 from bench.scenarios import ROOT, Target, load_targets  # noqa: E402
 
 DELAYS = (0.02, 0.5)  # seconds of I/O wait: a quick database query, a slow API
@@ -154,10 +154,6 @@ def _colors(labels: list[str]) -> dict[str, str]:
     return {label: matplotlib.colors.to_hex(palette[i % len(palette)]) for i, label in enumerate(labels)}
 
 
-def _footer(figure: plt.Figure, metadata: dict) -> None:
-    figure.text(0.01, 0.005, f"{metadata['date']}, {metadata['cpu_count']} cores: {metadata['command']}", fontsize=7)
-
-
 def _winners_chart(summary: dict, labels: list[str], metadata: dict, path: Path) -> None:
     """One square per cell, coloured by its winner, with the winner's lead over the runner-up."""
     delays, cpus, clients = (sorted({cell[i] for cell in summary}) for i in range(3))
@@ -180,7 +176,7 @@ def _winners_chart(summary: dict, labels: list[str], metadata: dict, path: Path)
     axes.set_yticks([y + 0.5 for y in range(len(rows))], [f"{d * 1000:g} ms I/O, {c} clients" for d, c in rows])
     axes.set_xlabel("CPU work per request (about 1 ms a unit)")
     axes.set_title("Which target serves the most requests per second, per load (same run)")
-    _footer(figure, metadata)
+    report._footer(figure, metadata)
     figure.tight_layout(rect=(0, 0.03, 1, 1))
     figure.savefig(path, dpi=110)
     plt.close(figure)
@@ -211,7 +207,7 @@ def _throughput_chart(records: list[dict], labels: list[str], metadata: dict, pa
             axes.set_ylabel("requests/s")
             axes.grid(alpha=0.3)
     panels[0][-1].legend(fontsize=7)
-    _footer(figure, metadata)
+    report._footer(figure, metadata)
     figure.tight_layout(rect=(0, 0.03, 1, 1))
     figure.savefig(path, dpi=110)
     plt.close(figure)
@@ -305,8 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     out = args.out or ROOT / "results" / datetime.now(UTC).strftime("%Y-%m-%dT%H%M%SZ-map")
     out.mkdir(parents=True, exist_ok=True)
-    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(65536, hard), hard))  # ab holds a file per client
+    raise_file_limit()
     client = choose_client("auto")
     about = metadata(arguments, "map") | {"delays": args.delays, "cpus": args.cpus, "clients": args.clients}
     about["command"] = " ".join(["python -m bench.map", *arguments])

@@ -341,6 +341,13 @@ def compare_to_reference(records: list[dict]) -> None:
             record["vs_reference"] = round(record["rps"] / reference_rps, 3)
 
 
+def raise_file_limit() -> None:
+    """A load generator holds a file per client, a slow connection is one too: the usual default of 1024 files
+    stops short of the sweep's, latency's and slowclients' loads. Up to the hard limit, at most 65536."""
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(65536, hard), hard))
+
+
 def choose_client(wanted: str, loadgen: str = "ab") -> Client:
     """From the host where the tool is installed (auto), else from a container on the scenario's network."""
     tool = LOADGENS[loadgen]
@@ -382,9 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(arguments)
     out = args.out or ROOT / "results" / datetime.now(UTC).strftime("%Y-%m-%dT%H%M%SZ")
     out.mkdir(parents=True, exist_ok=True)
-    # ab holds one file per client; the default limit of 1024 stops it short of the sweep's loads.
-    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(65536, hard), hard))
+    raise_file_limit()
     client = choose_client(args.client, args.loadgen)
 
     levels = args.sweep or args.overload

@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import resource
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -30,7 +29,7 @@ from pathlib import Path
 
 from bench import report
 from bench.compose import RunningScenario, ScenarioError
-from bench.run import Progress, image_packages, metadata, verify
+from bench.run import Progress, image_packages, metadata, raise_file_limit, verify
 from bench.scenarios import ROOT, SCENARIOS, Target, load_targets
 
 KINDS = ("head", "body", "idle")
@@ -221,12 +220,6 @@ async def recover(target: Target, within: float = RECOVERY_SECONDS) -> float | N
             return round(time.monotonic() - started, 2)
         await asyncio.sleep(min(0.5, max(0.0, within - (time.monotonic() - started))))
     return None
-
-
-def raise_file_limit() -> None:
-    """Each slow connection is a file descriptor; the usual default of 1024 stops short of the levels."""
-    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(65536, hard), hard))
 
 
 def describe(target: Target) -> dict:

@@ -21,8 +21,9 @@ import pytest
 
 from bench import report
 from bench.compose import RunningScenario
+from bench.run import raise_file_limit
 from bench.scenarios import SCENARIOS, Target, load_targets
-from bench.slowclients import KINDS, Hold, hold, raise_file_limit, recover
+from bench.slowclients import KINDS, Hold, hold, recover
 
 CONNECTIONS = 300  # above every thread pool here (200 at most), far below what an event loop holds
 ANSWER_SECONDS = 3.0  # a normal request takes 0.01 to 0.1 s here; a server the slow clients stop never answers it
