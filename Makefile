@@ -10,9 +10,10 @@ BENCH = $(PYTHON) -m bench.run $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if 
 
 .PHONY: help venv up down ab threads bench sweep overload latency map slowclients labs test test-fast lint format
 
-help: ## list the targets
+help: $(PYTHON) ## list the targets, and the scenarios by group (from each compose file's x-scenario block)
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
-	@echo "  scenarios: $$(ls *.yml | grep -v common.yml | sed 's/\.yml//' | tr '\n' ' ')"
+	@echo "scenarios (make up S=<name>):"
+	@$(PYTHON) -m bench.scenarios
 
 $(PYTHON): requirements-dev.txt
 	python3 -m venv $(VENV)

@@ -9,7 +9,7 @@ import sys
 
 from bench.ab import ab_command
 from bench.compose import RunningScenario, os_threads, server_pids
-from bench.scenarios import LOADS, SCENARIOS, load_targets
+from bench.scenarios import LOADS, REGISTRY, load_targets
 
 
 def show_targets(scenario: str) -> None:
@@ -44,7 +44,7 @@ def show_threads(scenario: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("command", choices=("up", "down", "targets", "ab", "threads"))
-    parser.add_argument("scenario", choices=SCENARIOS)
+    parser.add_argument("scenario", choices=REGISTRY, help="any scenario `make help` lists, labs too")
     parser.add_argument("-n", "--requests", type=int, help="default: the tutorial's, 2000 or 10")
     parser.add_argument("-c", "--concurrency", type=int, help="default: the tutorial's, 200 or 5")
     parser.add_argument("--delay", type=float, default=1.0)

@@ -25,7 +25,7 @@ from bench.ceiling import cpu_bound_rps, efficiency, naive_ceiling_rps
 from bench.compose import RunningScenario, ScenarioError, compose_command, docker, os_threads, server_pids
 from bench.loadgens import LOADGENS, LoadGenerator
 from bench.sampler import Sampler, alive, docker_proxy_pids
-from bench.scenarios import LOADS, REFERENCE, ROOT, SCENARIOS, Target, load_targets
+from bench.scenarios import LOADS, REFERENCE, ROOT, SCENARIOS, Target, compose_file, load_targets
 
 SWEEP_CONCURRENCIES = (10, 50, 200, 500, 1000)
 # The app's settings that change its speed; each record keeps their values as the container had them.
@@ -242,9 +242,10 @@ def metadata(arguments: list[str], mode: str) -> dict:
 
 
 def app_images() -> dict[str, tuple[str, str]]:
-    """Every image the compose files build: name -> (build context, Dockerfile), from the files themselves."""
+    """Every image `make bench`'s scenarios build: name -> (build context, Dockerfile), from their compose files."""
     images = {}
-    for path in sorted(ROOT.glob("*.yml")):
+    # common.yml builds slow_api, which every scenario extends.
+    for path in (ROOT / "common.yml", *(compose_file(scenario) for scenario in (REFERENCE, *SCENARIOS))):
         for service in yaml.safe_load(path.read_text()).get("services", {}).values():
             build = service.get("build")
             if build and "image" in service:

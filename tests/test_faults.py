@@ -17,7 +17,7 @@ import pytest
 
 from bench.compose import RunningScenario, server_pids
 from bench.sampler import pg_client_sessions
-from bench.scenarios import SCENARIOS, Target, load_targets
+from bench.scenarios import REGISTRY, SCENARIOS, Target, load_targets
 from tests.conftest import BackgroundLoad, Outcome, fetch
 from tests.test_postgres_pool import pool_maxima
 
@@ -94,7 +94,7 @@ def test_slow_api_dies_under_load_and_the_app_recovers(scenario_name: str) -> No
         assert server_processes(running, target) == processes
 
 
-@pytest.mark.parametrize("scenario_name", [scenario for scenario in SCENARIOS if scenario.startswith("bonus-")])
+@pytest.mark.parametrize("scenario_name", [scenario for scenario in SCENARIOS if REGISTRY[scenario].uses_postgres])
 def test_postgres_restarts_under_load_and_no_session_leaks(scenario_name: str) -> None:
     with RunningScenario(scenario_name) as running:
         postgres = running.main_pid("postgres")
@@ -142,9 +142,8 @@ def test_postgres_restarts_under_load_and_no_session_leaks(scenario_name: str) -
 GRACEFUL_TARGETS = [
     pytest.param(target, id=target.name)
     for scenario in SCENARIOS
-    if scenario != "sync-devserver"
     for target in load_targets(scenario)
-    if target.postgres != "blocking"
+    if not target.development_server and target.postgres != "blocking"
 ]
 
 

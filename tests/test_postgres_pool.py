@@ -17,7 +17,7 @@ import yaml
 
 from bench.compose import RunningScenario
 from bench.sampler import pg_client_sessions
-from bench.scenarios import SCENARIOS, Target, load_targets
+from bench.scenarios import REGISTRY, SCENARIOS, Target, load_targets
 from tests.conftest import Answer, load
 
 pytestmark = pytest.mark.docker
@@ -27,7 +27,7 @@ CLIENTS = 300  # three times Postgres's max_connections, one request each, all a
 COOPERATIVE_TARGETS = [
     pytest.param(target, id=target.name)
     for scenario in SCENARIOS
-    if scenario.startswith("bonus-")
+    if REGISTRY[scenario].uses_postgres
     for target in load_targets(scenario)
     if target.postgres == "cooperative"
 ]

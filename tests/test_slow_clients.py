@@ -31,9 +31,6 @@ RECOVERY_SECONDS = 15.0
 SETTLE = 0.5  # seconds from the last slow connection to the normal request: enough for docker-proxy to pass them on
 IDLE_WAIT = 2.0  # seconds the idle kind waits for its answers; a server that holds fewer is stuck already
 
-# What Flask's development server is: a tool for development, not in production, so not tested here.
-DEVELOPMENT_SERVERS = ("flask-devserver",)
-
 # The (target, kind) pairs that CONNECTIONS slow clients stop, measured; the README and docs/slow-clients.md say
 # why. gunicorn's threaded workers read a request head in a thread with no time limit, so a half-sent head holds a
 # thread for as long as the client wants; and with --worker-connections equal to --threads, gunicorn 27 answers
@@ -54,7 +51,8 @@ DEFENCES = dict.fromkeys({target for target, _ in AFFECTED}, "nginx-gunicorn-syn
 
 
 def production_targets(scenario: str) -> list[Target]:
-    return [target for target in load_targets(scenario) if target.server not in DEVELOPMENT_SERVERS]
+    # Flask's development server is a tool for development, not for production: not tested here.
+    return [target for target in load_targets(scenario) if not target.development_server]
 
 
 PRODUCTION_SCENARIOS = [scenario for scenario in SCENARIOS if production_targets(scenario)]
