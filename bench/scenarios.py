@@ -110,9 +110,10 @@ LABS = group("lab")
 # The bookstore (make bookstore): apart from SCENARIOS like the labs.
 BOOKSTORE = group("bookstore")
 # slow_api alone, loaded first in every benchmark run: the same-run reference for every target's figures.
-if len(group("reference")) != 1:
-    raise ScenarioFileError(f"exactly one compose file must be in group reference, not {group('reference')}")
-(REFERENCE,) = group("reference")
+_references = group("reference")
+if len(_references) != 1:
+    raise ScenarioFileError(f"exactly one compose file must be in group reference, not {len(_references)}")
+(REFERENCE,) = _references
 
 # The tutorial's ab loads (requests, clients): `-n 10 -c 5` where one request at a time is the point.
 LOADS = {"full": (2000, 200), "small": (10, 5)}
