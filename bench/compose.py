@@ -36,6 +36,17 @@ def docker(*args: str) -> str:
     return subprocess.run(["docker", *args], capture_output=True, text=True, check=True).stdout
 
 
+# Every Dockerfile of the project puts this label in every stage: `LABEL org.flask-playground.project=...`.
+PROJECT_LABEL = "org.flask-playground.project=flask-playground"
+
+
+def remove_replaced_images() -> None:
+    """Remove the project's dangling images: the ones a rebuild replaced, and the legacy builder's stages and
+    their layers. Only images with the project's label and no tag, that no container uses; never a volume.
+    Without it every cold build leaves the previous build's images behind (a CI run left 71, 1.6 GB)."""
+    docker("image", "prune", "--force", "--filter", f"label={PROJECT_LABEL}")
+
+
 class RunningScenario:
     """A scenario's containers, as a context manager: up and healthy on entry, removed on exit."""
 
@@ -79,6 +90,8 @@ class RunningScenario:
 
     def up(self) -> None:
         self.compose("up", "--detach", *(["--build"] if self.build else []))
+        if self.build:  # a changed file rebuilt an image: the one it replaced is dangling now
+            remove_replaced_images()
         self.wait_healthy()
 
     def down(self) -> None:

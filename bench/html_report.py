@@ -87,17 +87,46 @@ def _cell(column: str, text: str, record: dict, sort_keys: dict[str, Callable[[d
     return f'<td class="number" data-sort="{json.dumps(key)}">{_inline(text)}</td>'
 
 
+def _number(text: str) -> float | None:
+    """The number a summary cell starts with ("x1.07 (a tie)", "20 ms", "**25** (5.0 s)"), or None."""
+    match = re.match(r"[*x]*(-?\d+(?:\.\d+)?)", text.strip())
+    return float(match.group(1)) if match else None
+
+
+NUMBER = ' class="number"'
+
+
+def _summary_cell(text: str, numeric: bool) -> str:
+    if not numeric:
+        return f'<td data-sort="{html.escape(text)}">{_inline(text)}</td>'
+    number = _number(text)
+    if number is None:  # "–", "none", NOT OK: no sort value, last either way
+        return f'<td class="number">{_inline(text)}</td>'
+    return f'<td class="number" data-sort="{json.dumps(number)}">{_inline(text)}</td>'
+
+
 def _table(
     columns: tuple[str, ...],
     rows: list[list[str]],
     records: list[dict] | None = None,
     sort_keys: dict[str, Callable[[dict], float | None]] = SORT_KEYS,
 ) -> str:
-    """The records' table is sortable (a button per header); a summary table without records is not."""
+    """Every table sorts (a button per header). The records' table sorts by the numbers behind its cells; a summary
+    table without records by the number each cell starts with, in a column where most cells start with one."""
     if records is None:
-        header = "".join(f"<th>{html.escape(column)}</th>" for column in columns)
-        body = "".join("<tr>" + "".join(f"<td>{_inline(cell)}</td>" for cell in row) + "</tr>" for row in rows)
-        return f"<table><thead><tr>{header}</tr></thead><tbody>{body}</tbody></table>"
+        numeric = []
+        for index in range(len(columns)):
+            cells = [row[index] for row in rows if row[index].strip() not in ("", "–")]
+            numeric.append(bool(cells) and 2 * sum(_number(cell) is not None for cell in cells) > len(cells))
+        header = "".join(
+            f'<th{NUMBER if number else ""}><button type="button">{html.escape(column)}</button></th>'
+            for column, number in zip(columns, numeric, strict=True)
+        )
+        body = "".join(
+            "<tr>" + "".join(_summary_cell(cell, number) for cell, number in zip(row, numeric, strict=True)) + "</tr>"
+            for row in rows
+        )
+        return f'<table class="sortable"><thead><tr>{header}</tr></thead><tbody>{body}</tbody></table>'
     header = ""
     for column in columns:
         kind = ' class="number"' if column in sort_keys else ""
@@ -107,6 +136,45 @@ def _table(
         cells = "".join(_cell(column, cell, record, sort_keys) for column, cell in zip(columns, row, strict=True))
         body += f"<tr>{cells}</tr>" if record["ok"] else f'<tr class="failed">{cells}</tr>'
     return f'<table class="sortable"><thead><tr>{header}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _markdown(lines: list[str], out: Path) -> str:
+    """The body of a results.md written by its own mode (the map, the labs) as HTML: headings, paragraphs, lists,
+    its tables sortable and its charts inside the page."""
+    parts, index = [], 0
+    while index < len(lines):
+        line = lines[index]
+        if line.startswith("|"):
+            block = []
+            while index < len(lines) and lines[index].startswith("|"):
+                block.append([cell.strip() for cell in lines[index].strip().strip("|").split("|")])
+                index += 1
+            rows = [row + [""] * (len(block[0]) - len(row)) for row in block[2:]]  # a NOT OK row has fewer cells
+            parts.append(_table(tuple(block[0]), rows))
+            continue
+        if line.startswith("- "):
+            items = []
+            while index < len(lines) and lines[index].startswith("- "):
+                items.append(f"<li>{_code(lines[index][2:])}</li>")
+                index += 1
+            parts.append(f"<ul>{''.join(items)}</ul>")
+            continue
+        if chart := re.fullmatch(r"!\[.*\]\((.+\.png)\)", line):
+            parts.append(_chart(out / chart.group(1)) if (out / chart.group(1)).exists() else "")
+        elif line.startswith("## "):
+            parts.append(f"<h2>{_code(line[3:])}</h2>")
+        elif line.strip():
+            parts.append(f"<p>{_code(line)}</p>")
+        index += 1
+    return "\n".join(parts)
+
+
+def _code(markdown: str) -> str:
+    """A line of results.md with `code` and **bold** as HTML."""
+    pieces = re.split(r"`([^`]*)`", markdown)  # every odd piece was between backticks
+    return "".join(
+        f"<code>{html.escape(piece)}</code>" if index % 2 else _inline(piece) for index, piece in enumerate(pieces)
+    )
 
 
 def _chart(path: Path) -> str:
@@ -150,7 +218,7 @@ def _commands(records: list[dict]) -> str:
             items += f"<li>{label}: <code>{html.escape(record['command'])}</code></li>"
         else:
             items += f"<li>{label}: not run ({html.escape(str(record.get('problem')))})</li>"
-    return f"<ol>{items}</ol>"
+    return f"<h2>Commands, one per row</h2><ol>{items}</ol>"
 
 
 def _packages(metadata: dict) -> str:
@@ -200,7 +268,6 @@ $sorting
 $table
 <p>$ceiling</p>
 $charts
-<h2>Commands, one per row</h2>
 $commands
 $packages
 <script>
@@ -274,12 +341,33 @@ def render(out: Path) -> None:
             verdict=_inline(report.slowclients_verdict(records)),
             summary=f"<p>{_inline(summary)}</p>" + _table(tuple(header), rows),
             table=_table(tuple(level_header), level_rows),
-            sorting="",
+            sorting=SORTING,
             ceiling=_inline(method),
             charts="",
-            commands="<p>Every level of every target: <code>"
+            commands="<h2>Commands</h2><p>Every level of every target: <code>"
             + html.escape(str(metadata.get("command")))
             + "</code></p>",
+            packages=_packages(metadata),
+        )
+        (out / "index.html").write_text(page)
+        return
+    if mode in ("map", "labs"):
+        # Their results.md is the page: its heading, command and facts above it, its tables and charts below.
+        lines = (out / "results.md").read_text().splitlines()
+        heading = lines[0].removeprefix("# ")
+        body = [line for line in lines[1:] if line != f"`{metadata.get('command')}`"]
+        page = PAGE.substitute(
+            title=html.escape(out.resolve().name),
+            heading=html.escape(heading),
+            command=html.escape(str(metadata.get("command", "–"))),
+            metadata=_metadata(metadata, mode),
+            verdict="",
+            summary="",
+            sorting=SORTING,
+            table=_markdown(body, out),
+            ceiling="",
+            charts="",
+            commands="",
             packages=_packages(metadata),
         )
         (out / "index.html").write_text(page)

@@ -1,6 +1,6 @@
 """`make labs`: the failure labs of labs/, how gevent fails and what fixes it (docs/labs.md). Each lab starts its
 broken and fixed targets side by side and loads them alike; one record per target in OUT/results.json, rendered to
-OUT/results.md from that file alone.
+OUT/results.md and OUT/index.html from that file alone.
 
 Every request comes from labs/burst.py in a container on the lab's network, each on its own new connection,
 straight to the server (no docker-proxy in between), with its connect time, latency, status and error. What the
@@ -20,6 +20,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bench import report
 from bench.compose import RunningScenario, ScenarioError
 from bench.loadgens import LOADGENS
 from bench.run import Progress, choose_client, image_packages, metadata
@@ -312,8 +313,8 @@ def main(argv: list[str] | None = None) -> int:
         progress.done += 1
         (out / "results.json").write_text(json.dumps(document, indent=2) + "\n")
     (out / "results.json").write_text(json.dumps(document, indent=2) + "\n")
-    (out / "results.md").write_text(render(document))
-    print(f"\nresults in {out}: results.json, results.md" + (f"; FAILED: {failed}" if failed else ""))
+    report.render(out)  # results.md and index.html
+    print(f"\nresults in {out}: results.json, results.md, index.html" + (f"; FAILED: {failed}" if failed else ""))
     return 1 if failed else 0
 
 

@@ -297,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(arguments)
     if args.render:
-        render(args.render)
+        report.render(args.render)
         return 0
     out = args.out or ROOT / "results" / datetime.now(UTC).strftime("%Y-%m-%dT%H%M%SZ-map")
     out.mkdir(parents=True, exist_ok=True)
@@ -323,9 +323,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    {record.get('rps', '-')} requests/s, {'ok' if record['ok'] else record['problem']}", flush=True)
     document["metadata"]["minutes"] = round((datetime.now(UTC) - started).total_seconds() / 60, 1)
     (out / "results.json").write_text(json.dumps(document, indent=2) + "\n")
-    render(out)
+    report.render(out)  # results.md, the charts and index.html
     failures = [r["label"] for r in document["results"] if not r["ok"]]
-    print(f"\nresults in {out}: results.json, results.md, map_winners.png, map_throughput.png")
+    print(f"\nresults in {out}: results.json, results.md, index.html and the two charts")
     return 1 if failures else 0
 
 

@@ -590,6 +590,13 @@ def render(out: Path) -> None:
         from bench import map as workload_map  # it draws its own: a grid of cells, not a list of targets
 
         workload_map.render(out)
+        html_report.render(out)
+        return
+    if mode == "labs":
+        from bench import labs  # its own tables, one per lab
+
+        (out / "results.md").write_text(labs.render(document))
+        html_report.render(out)
         return
     charts = _charts(mode)
     for chart, draw in charts.items():

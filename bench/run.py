@@ -22,7 +22,15 @@ import yaml
 
 from bench import report
 from bench.ceiling import cpu_bound_rps, efficiency, naive_ceiling_rps
-from bench.compose import RunningScenario, ScenarioError, compose_command, docker, os_threads, server_pids
+from bench.compose import (
+    RunningScenario,
+    ScenarioError,
+    compose_command,
+    docker,
+    os_threads,
+    remove_replaced_images,
+    server_pids,
+)
 from bench.loadgens import LOADGENS, LoadGenerator
 from bench.sampler import Sampler, alive, docker_proxy_pids
 from bench.scenarios import LOADS, REFERENCE, ROOT, SCENARIOS, Target, compose_file, load_targets
@@ -241,11 +249,15 @@ def metadata(arguments: list[str], mode: str) -> dict:
     }
 
 
-def app_images() -> dict[str, tuple[str, str]]:
-    """Every image `make bench`'s scenarios build: name -> (build context, Dockerfile), from their compose files."""
+def app_images(scenarios: list[str] | None = None) -> dict[str, tuple[str, str]]:
+    """Every image `make bench`'s scenarios build (or these scenarios'): name -> (build context, Dockerfile), from
+    their compose files."""
     images = {}
     # common.yml builds slow_api, which every scenario extends.
-    for path in (ROOT / "common.yml", *(compose_file(scenario) for scenario in (REFERENCE, *SCENARIOS))):
+    chosen = (ROOT / "common.yml", *(compose_file(scenario) for scenario in (REFERENCE, *SCENARIOS)))
+    if scenarios is not None:
+        chosen = tuple(compose_file(scenario) for scenario in scenarios)
+    for path in chosen:
         for service in yaml.safe_load(path.read_text()).get("services", {}).values():
             build = service.get("build")
             if build and "image" in service:
@@ -258,17 +270,18 @@ def app_images() -> dict[str, tuple[str, str]]:
     return images
 
 
-def cold_build() -> dict:
-    """Build every app image without cache, one after the other (the base images already here): the time a
-    user waits on a first `up`, and each image's size."""
+def cold_build(scenarios: list[str] | None = None) -> dict:
+    """Build every app image (or these scenarios') without cache, one after the other (the base images already
+    here): the time a user waits on a first `up`, and each image's size. Then remove the images it replaced."""
     seconds, sizes = {}, {}
-    for image, (context, dockerfile) in app_images().items():
+    for image, (context, dockerfile) in app_images(scenarios).items():
         started = time.monotonic()
         path = f"{context}/{dockerfile}"
         command = ["docker", "build", "--no-cache", "--quiet", "--tag", image, "--file", path, context]
         subprocess.run(command, cwd=ROOT, check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"})
         seconds[image] = round(time.monotonic() - started, 1)
         sizes[image] = round(int(docker("image", "inspect", "--format", "{{.Size}}", image)) / 1e6)
+    remove_replaced_images()
     return {"cold_build_seconds": round(sum(seconds.values()), 1), "build_seconds": seconds, "size_mb": sizes}
 
 
@@ -360,6 +373,7 @@ def choose_client(wanted: str, loadgen: str = "ab") -> Client:
         dockerfile = f"bench/Dockerfile-{tool.name}"
         build = ["docker", "build", "--quiet", "--tag", tool.image, "--file", dockerfile, "bench"]
         subprocess.run(build, cwd=ROOT, check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"})
+        remove_replaced_images()
     return Client(place, loadgen)
 
 

@@ -159,5 +159,73 @@ def test_slowclients_set_gets_its_page(tmp_path: Path) -> None:
     render(tmp_path)
     page = (tmp_path / "index.html").read_text()
     assert "Slow clients" in page and "<strong>25</strong> (5.0 s)" in page  # gunicorn-sync, idle connections
-    assert page.count("<table") == 2 and "Click a column" not in page  # summary and levels, neither sortable
+    assert page.count('<table class="sortable">') == 2  # summary and levels
     assert (tmp_path / "results.md").read_text() == committed.with_name("results.md").read_text()
+
+
+RESULTS = Path(__file__).parent.parent / "results"
+
+
+def render_committed(tmp_path: Path, result_set: str) -> Path:
+    """A committed set's page rendered again from its results.json alone, as `python -m bench.report` does."""
+    folder = tmp_path / result_set
+    folder.mkdir()
+    (folder / "results.json").write_text((RESULTS / result_set / "results.json").read_text())
+    render(folder)
+    return folder / "index.html"
+
+
+def test_map_and_labs_sets_get_their_pages(tmp_path: Path) -> None:
+    workload_map = render_committed(tmp_path, "2026-11-23-map").read_text()
+    assert "<h1>The workload map</h1>" in workload_map
+    assert workload_map.count('src="data:image/png;base64,') == 2  # map_winners and map_throughput
+    assert workload_map.count('<table class="sortable">') == 4  # winners, the flip, gevent vs threads, every cell
+    labs = render_committed(tmp_path, "2026-11-23-labs").read_text()
+    assert "<h1>Failure labs</h1>" in labs and "<h2>cpu-starvation</h2>" in labs
+    assert labs.count('<table class="sortable">') == 5  # one per lab
+    assert "<code>docker compose -f labs/late-patch.yml up --build</code>" in labs
+
+
+def column(driver: webdriver.Chrome, table: int, index: int) -> list[str | None]:
+    return driver.execute_script(
+        "const table = document.querySelectorAll('table')[arguments[0]];"
+        "return [...table.tBodies[0].rows].map((row) => row.cells[arguments[1]].dataset.sort ?? null)",
+        table,
+        index,
+    )
+
+
+def in_order(values: list[str | None], numeric: bool, ascending: bool) -> bool:
+    """The values with a sort key first, in order; the ones without last."""
+    known = [value for value in values if value is not None]
+    if values[: len(known)] != known:
+        return False
+    if not numeric:  # the page compares text as the browser's locale does: only check the direction of numbers
+        return True
+    numbers = [float(value) for value in known]
+    return numbers == sorted(numbers, reverse=not ascending)
+
+
+@needs_chromium
+@pytest.mark.parametrize(
+    "result_set", ["2026-11-23-bench", "2026-11-23-overload", "2026-11-23-slowclients", "2026-11-23-latency",
+                   "2026-11-23-map", "2026-11-23-labs"],
+)  # fmt: skip
+def test_every_table_on_every_kind_of_page_sorts(tmp_path: Path, browser: webdriver.Chrome, result_set: str) -> None:
+    browser.get(render_committed(tmp_path, result_set).as_uri())
+    tables = browser.find_elements(By.TAG_NAME, "table")
+    assert tables and all(table.get_attribute("class") == "sortable" for table in tables)
+    for number, table in enumerate(tables):
+        for index, header in enumerate(table.find_elements(By.CSS_SELECTOR, "thead th")):
+            numeric = "number" in (header.get_attribute("class") or "")
+            before = column(browser, number, index)
+            button = header.find_element(By.TAG_NAME, "button")
+            browser.execute_script("arguments[0].scrollIntoView({block: 'center', inline: 'center'})", button)
+            button.click()
+            assert header.get_attribute("aria-sort") == "ascending"
+            ascending = column(browser, number, index)
+            assert sorted(ascending, key=str) == sorted(before, key=str)  # the same rows, reordered
+            assert in_order(ascending, numeric, ascending=True), (result_set, number, header.text, ascending)
+            button.click()
+            assert header.get_attribute("aria-sort") == "descending"
+            assert in_order(column(browser, number, index), numeric, ascending=False)
