@@ -1,7 +1,7 @@
 """Every figure in README.md and docs/*.md that names its result set matches that set's results.json.
 
 The convention (docs/tests.md says it for writers):
-- A table is checked against every result set linked (`results/<set>/...`) in the table itself or in the
+- A table is checked against every result set linked (`[...](results/<set>/...)`) in the table itself or in the
   paragraph right above it, its caption. Every number in its cells is checked, except in the first column
   (the row's name) and in columns named by `<!-- figures: unchecked columns: <header>, ... -->` just above it;
   whole numbers only in cells of figures alone ("189", "205 → 205"), as in prose below.
@@ -30,7 +30,8 @@ import pytest
 from bench.report import summarise
 
 ROOT = Path(__file__).resolve().parent.parent
-SET_LINK = re.compile(r"results/(\d{4}-\d{2}-\d{2}-[A-Za-z0-9_-]+)/")
+# A Markdown link to a file of a set, `[...](results/<set>/...)` or `(../results/<set>/...)` from docs/.
+SET_LINK = re.compile(r"\]\((?:\.\./)?results/(\d{4}-\d{2}-\d{2}-[A-Za-z0-9_-]+)/")
 SCOPE = re.compile(r"<!--\s*figures:\s*results/([A-Za-z0-9_-]+)/?\s*-->")
 UNCHECKED = re.compile(r"<!--\s*figures:\s*unchecked\b(?!\s+columns)")
 UNCHECKED_COLUMNS = re.compile(r"<!--\s*figures:\s*unchecked columns:\s*(.*?)\s*-->")
