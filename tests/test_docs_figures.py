@@ -35,13 +35,17 @@ SET_LINK = re.compile(r"\]\((?:\.\./)?results/(\d{4}-\d{2}-\d{2}-[A-Za-z0-9_-]+)
 SCOPE = re.compile(r"<!--\s*figures:\s*results/([A-Za-z0-9_-]+)/?\s*-->")
 UNCHECKED = re.compile(r"<!--\s*figures:\s*unchecked\b(?!\s+columns)")
 UNCHECKED_COLUMNS = re.compile(r"<!--\s*figures:\s*unchecked columns:\s*(.*?)\s*-->")
-NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.]*\d)(\s?%)?")
+# "1 054" (a space between thousands, as the latency tables print them) is one number.
+NUMBER = re.compile(r"(?<![\w.])((?:\d{1,3}(?: \d{3})+|\d+)(?:\.\d+)?)(?![\w.]*\d)(\s?%)?")
 INLINE_CODE = re.compile(r"`[^`]*`")
 LINK_TARGET = re.compile(r"\]\([^)]*\)")
 # A cell of figures alone ("189", "205 → 205", "581.4 (0.78)", "1.3 s"): its whole numbers are figures too.
 FIGURES_ONLY = re.compile(r"[\d.,%()\s→–x*-]*(?:\s?(?:s|ms|MB))?[\d.,%()\s→–*-]*")
 # A version (PyPy 3.11, gunicorn 26.0) or a multiplier derived from two records (x1.80) is no figure of a set.
-NOT_A_FIGURE = re.compile(r"(?:\b[vx]|(?:Python|PyPy|gunicorn|Compose|Docker|Debian|HTTP|v2|ab|uvloop|Flask) )$")
+NOT_A_FIGURE = re.compile(
+    r"(?:\b[vx]|(?:Python|PyPy|gunicorn|Compose|Docker|Debian|HTTP|v2|ab|uvloop|Flask|gevent|requests|urllib3"
+    r"|greenlet|granian|Quart|uWSGI|aiohttp|psycopg|Nginx) )$"
+)
 
 
 @dataclass
@@ -127,7 +131,7 @@ def blocks(path: Path) -> Iterator[Block]:
 def figures_in(text: str, whole_numbers: bool) -> Iterator[Figure]:
     text = LINK_TARGET.sub("]", INLINE_CODE.sub(" ", text))
     for match in NUMBER.finditer(text):
-        number, percent = match.group(1), bool(match.group(2))
+        number, percent = match.group(1).replace(" ", ""), bool(match.group(2))
         decimals = len(number.partition(".")[2])
         if not (decimals or percent or whole_numbers) or NOT_A_FIGURE.search(text[: match.start()]):
             continue
