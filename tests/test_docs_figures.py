@@ -36,8 +36,9 @@ SCOPE = re.compile(r"<!--\s*figures:\s*results/([A-Za-z0-9_-]+)/?\s*-->")
 UNCHECKED = re.compile(r"<!--\s*figures:\s*unchecked\b(?!\s+columns)")
 UNCHECKED_COLUMNS = re.compile(r"<!--\s*figures:\s*unchecked columns:\s*(.*?)\s*-->")
 # "1 054" (a space between thousands, as the latency tables print them) is one number.
-NUMBER = re.compile(r"(?<![\w.])((?:\d{1,3}(?: \d{3})+|\d+)(?:\.\d+)?)(?![\w.]*\d)(\s?%)?")
+NUMBER = re.compile(r"(?<![\w.])((?:\d{1,3}(?: \d{3})+|\d+)(?:\.\d+)?)(?![\w.]*\d)(\s?%|\s?s\b)?")
 INLINE_CODE = re.compile(r"`[^`]*`")
+RANGE_END = re.compile(r"\s*(?:to|-|–)\s*\d[\d.]*\s?(%|s\b)")
 LINK_TARGET = re.compile(r"\]\([^)]*\)")
 # A cell of figures alone ("189", "205 → 205", "581.4 (0.78)", "1.3 s"): its whole numbers are figures too.
 FIGURES_ONLY = re.compile(r"[\d.,%()\s→–x*-]*(?:\s?(?:s|ms|MB))?[\d.,%()\s→–*-]*")
@@ -66,6 +67,7 @@ class Figure:
     value: float
     decimals: int
     percent: bool
+    seconds: bool = False
 
 
 def blocks(path: Path) -> Iterator[Block]:
@@ -131,11 +133,14 @@ def blocks(path: Path) -> Iterator[Block]:
 def figures_in(text: str, whole_numbers: bool) -> Iterator[Figure]:
     text = LINK_TARGET.sub("]", INLINE_CODE.sub(" ", text))
     for match in NUMBER.finditer(text):
-        number, percent = match.group(1).replace(" ", ""), bool(match.group(2))
+        unit = (match.group(2) or "").strip()
+        if not unit and (shared := RANGE_END.match(text, match.end())):
+            unit = shared.group(1)  # "1.11 to 1.37 s": the unit after a range is both ends
+        number, percent = match.group(1).replace(" ", ""), unit == "%"
         decimals = len(number.partition(".")[2])
         if not (decimals or percent or whole_numbers) or NOT_A_FIGURE.search(text[: match.start()]):
             continue
-        yield Figure(match.group(0), float(number), decimals, percent)
+        yield Figure(match.group(1), float(number), decimals, percent, seconds=unit == "s")
 
 
 def figures(block: Block) -> Iterator[Figure]:
@@ -174,6 +179,7 @@ def _derived(record: dict) -> Iterator[float]:
         yield 1000 * record["cpu_seconds"] / requests
         others = record.get("cpu_seconds_others") or {}
         yield 1000 * sum(others.values()) / requests
+        yield from (1000 * spent / requests for spent in others.values())
     if record.get("rps") and record.get("ceiling_rps"):
         yield record["rps"] / record["ceiling_rps"]
     if record.get("rps_median"):
@@ -204,7 +210,8 @@ _SETS: dict[str, list[float]] = {}
 
 def matches(figure: Figure, values: list[float]) -> bool:
     tolerance = 0.5 * 10**-figure.decimals + 1e-9
-    scales = (100.0,) if figure.percent else (1.0, 100.0, 0.001)  # a share as %, milliseconds as seconds
+    # A share prints as a percentage, milliseconds as seconds; a bare number is the value itself.
+    scales = (100.0,) if figure.percent else (1.0, 0.001) if figure.seconds else (1.0,)
     return any(abs(value * scale - figure.value) <= tolerance for value in values for scale in scales)
 
 
