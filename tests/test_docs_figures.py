@@ -282,3 +282,20 @@ def test_a_figure_in_a_paragraph_that_links_a_set_is_checked(tmp_path: Path) -> 
     assert [unmatched(block) for block in blocks(page)] == [["757.3"]]
     page.write_text("<!-- figures: unchecked (derived) -->\n" + f"It did 757.3 in {source}.\n")
     assert list(blocks(page)) == []
+
+
+def _anchor(heading: str) -> str:
+    # GitHub's rule: lower case, punctuation other than - and _ dropped, spaces to dashes.
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_glossary_link_names_a_term_it_defines() -> None:
+    glossary = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    terms = {_anchor(line.lstrip("#")) for line in glossary.splitlines() if line.startswith("#")}
+    linked = {
+        (document.name, anchor)
+        for document in DOCUMENTS
+        for anchor in re.findall(r"glossary\.md#([\w-]+)", document.read_text(encoding="utf-8"))
+    }
+    assert linked, "the README and docs link the glossary's terms"
+    assert not {link for link in linked if link[1] not in terms}
