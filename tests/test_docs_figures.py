@@ -11,10 +11,11 @@ The convention (docs/tests.md says it for writers):
   of the same or a higher level against that set too: a walkthrough whose steps all quote one run.
 - `<!-- figures: unchecked (reason) -->` right above a paragraph or table leaves it out: figures derived by
   arithmetic across records, prose about several runs.
-A figure matches when some value of the set, printed with the figure's decimals, is the figure: a record's
-field, a ratio as a percentage, milliseconds as seconds, CPU seconds per request as milliseconds, the
-medians, extremes and spread of repeated runs (as `make bench REPEAT=k` prints them) and requests per
-second as a share of the ceiling.
+A figure matches when some value of the set, printed with the figure's decimals, is the figure: a number of
+a record or of the metadata; for a percentage, a ratio; for a figure in seconds, also milliseconds; CPU seconds
+per request as milliseconds, requests per second as a share of the ceiling, and the medians, extremes and
+spread of repeated runs (as `make bench REPEAT=k` prints them). The value may sit anywhere in the set, not
+in the figure's own row: a figure changed to another value of the same set is not caught.
 """
 
 from __future__ import annotations
