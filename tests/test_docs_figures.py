@@ -14,12 +14,15 @@ The convention (docs/tests.md says it for writers):
 A figure matches when some value of the set, printed with the figure's decimals, is the figure: a number of
 a record or of the metadata; for a percentage, a ratio; for a figure in seconds, also milliseconds; CPU seconds
 per request as milliseconds, requests per second as a share of the ceiling, and the medians, extremes and
-spread of repeated runs (as `make bench REPEAT=k` prints them). The value may sit anywhere in the set, not
-in the figure's own row: a figure changed to another value of the same set is not caught.
+spread of repeated runs (as `make bench REPEAT=k` prints them). In a table row named after a target or
+scenario of the set, only that one's records count; elsewhere the value may sit anywhere in the set, so a
+figure changed to another value of the same set is not caught there.
 """
 
 from __future__ import annotations
 
+import bisect
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -69,6 +72,7 @@ class Figure:
     decimals: int
     percent: bool
     seconds: bool = False
+    row: str = ""  # a table row's name (its first cell), empty in prose
 
 
 def blocks(path: Path) -> Iterator[Block]:
@@ -154,7 +158,9 @@ def figures(block: Block) -> Iterator[Figure]:
     for row in rows[2:]:  # after the header and its |---| line
         for index, cell in enumerate(row):
             if index and index not in skipped:
-                yield from figures_in(cell, whole_numbers=bool(FIGURES_ONLY.fullmatch(cell)))
+                for figure in figures_in(cell, whole_numbers=bool(FIGURES_ONLY.fullmatch(cell))):
+                    figure.row = row[0]
+                    yield figure
 
 
 def _values(record: dict) -> Iterator[float]:
@@ -189,36 +195,63 @@ def _derived(record: dict) -> Iterator[float]:
             yield record["rps_median"] / record["ceiling_rps"]
 
 
-def set_values(name: str) -> list[float]:
-    """Every value a set's figures may quote, in the units the JSON holds them."""
+def set_values(name: str) -> dict[str, list[float]]:
+    """Every value a set's figures may quote, in the units the JSON holds them: under "" all of them, and
+    under each target's and scenario's name the values of its own records."""
     path = ROOT / "results" / name / "results.json"
     assert path.exists(), f"results/{name}/ is linked but has no results.json"
     data = json.loads(path.read_text())
     records = [record for record in data["results"] if isinstance(record, dict)]
-    # The metadata too: build times and image sizes are figures of the run.
-    values = [*_values(data.get("metadata", {}))]
-    values += [value for record in records for value in (*_values(record), *_derived(record))]
     # Records of `make bench` also print as summarise() rows: medians, extremes and spread of repeats.
     bench_keys = {"scenario", "target", "n", "c", "delay", "client", "rps", "ok"}
     bench_records = [record for record in records if bench_keys <= set(record)]
-    for row in summarise(bench_records) if bench_records else []:
-        values.extend((*_values(row), *_derived(row)))
-    return values
+    rows = summarise(bench_records) if bench_records else []
+    # The metadata too: build times and image sizes are figures of the run.
+    by_name: dict[str, list[float]] = {"": [*_values(data.get("metadata", {}))]}
+    for record in (*records, *rows):
+        values = [*_values(record), *_derived(record)]
+        by_name[""] += values
+        for key in ("target", "scenario", "label"):
+            if isinstance(record.get(key), str):
+                by_name.setdefault(record[key], []).extend(values)
+    return by_name
 
 
-_SETS: dict[str, list[float]] = {}
+_SETS: dict[str, dict[str, list[float]]] = {}
 
 
 def matches(figure: Figure, values: list[float]) -> bool:
+    """Whether a value rounds to the figure; `values` sorted, so each scale is one binary search."""
     tolerance = 0.5 * 10**-figure.decimals + 1e-9
     # A share prints as a percentage, milliseconds as seconds; a bare number is the value itself.
     scales = (100.0,) if figure.percent else (1.0, 0.001) if figure.seconds else (1.0,)
-    return any(abs(value * scale - figure.value) <= tolerance for value in values for scale in scales)
+    for scale in scales:
+        low = bisect.bisect_left(values, (figure.value - tolerance) / scale)
+        if low < len(values) and values[low] * scale <= figure.value + tolerance:
+            return True
+    return False
+
+
+def _candidates(block: Block, row: str) -> list[float]:
+    return _candidates_for(tuple(sorted(block.sets)), row)
+
+
+@functools.cache
+def _candidates_for(set_names: tuple[str, ...], row: str) -> list[float]:
+    """A table row named after targets or scenarios of its sets is checked against their records only."""
+    sets = [_SETS.setdefault(name, set_values(name)) for name in set_names]
+    named = [
+        values
+        for by_name in sets
+        for name, values in by_name.items()
+        if name and row and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", row)
+    ]
+    chosen = [value for values in named for value in values] if named else [v for s in sets for v in s[""]]
+    return sorted(chosen)
 
 
 def unmatched(block: Block) -> list[str]:
-    values = [value for name in sorted(block.sets) for value in _SETS.setdefault(name, set_values(name))]
-    return [figure.text for figure in figures(block) if not matches(figure, values)]
+    return [figure.text for figure in figures(block) if not matches(figure, _candidates(block, figure.row))]
 
 
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -252,7 +285,7 @@ def test_a_changed_number_in_a_real_table_fails(tmp_path: Path) -> None:
 
     # Change one figure of the table by a few units in its last place, to a value the set does not hold.
     figure = next(f for f in figures(honest) if f.decimals == 1 and not f.percent)
-    values = [v for name in honest.sets for v in _SETS.setdefault(name, set_values(name))]
+    values = _candidates(honest, figure.row)
     wrong = next(
         f"{figure.value + step / 10:.1f}"
         for step in (3, -3, 7, -7, 13, -13)
