@@ -333,3 +333,17 @@ def test_every_glossary_link_names_a_term_it_defines() -> None:
     }
     assert linked, "the README and docs link the glossary's terms"
     assert not {link for link in linked if link[1] not in terms}
+
+
+def test_a_row_named_after_a_target_takes_its_figures_from_that_target(tmp_path: Path) -> None:
+    # gunicorn-sync's median share in the repeated run is 0.95; 0.94 is another target's, so only the row's
+    # own records can tell the two apart.
+    caption = "From [the repeated run](results/2026-11-23-repeat3/results.md):\n\n"
+    header = "| target | of slow_api alone |\n|---|---|\n"
+    page = tmp_path / "rows.md"
+    page.write_text(caption + header + "| gunicorn-sync | 0.95 |\n", encoding="utf-8")
+    assert [unmatched(block) for block in blocks(page) if block.kind == "table"] == [[]]
+    page.write_text(caption + header + "| gunicorn-sync | 0.94 |\n", encoding="utf-8")
+    assert [unmatched(block) for block in blocks(page) if block.kind == "table"] == [["0.94"]]
+    page.write_text(caption + header + "| gunicorn-gevent | 0.94 |\n", encoding="utf-8")
+    assert [unmatched(block) for block in blocks(page) if block.kind == "table"] == [[]]
