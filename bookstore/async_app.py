@@ -11,7 +11,7 @@ from typing import Any
 
 from db import make_async_engine, unavailable_message
 from marshmallow import ValidationError
-from models import Author, Book
+from models import Author, Book, page_of_authors
 from quart import Quart, request
 from schemas import (
     LARGEST_ID,
@@ -24,9 +24,9 @@ from schemas import (
     new_author_schema,
     query_integer,
 )
-from sqlalchemy import select, text
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import selectinload, undefer
+from sqlalchemy.orm import selectinload
 from werkzeug.exceptions import HTTPException, NotFound, ServiceUnavailable
 
 engine = make_async_engine()
@@ -51,9 +51,8 @@ async def get_author(author_id: int) -> Any:
 async def list_authors() -> Any:
     limit = query_integer("limit", request.args.get("limit"), 20, 1, MAX_LIMIT)
     offset = query_integer("offset", request.args.get("offset"), 0, 0, MAX_OFFSET)
-    statement = select(Author).options(undefer(Author.book_count)).order_by(Author.id).limit(limit).offset(offset)
     async with AsyncSession(engine) as session:
-        return author_list_schema.dump(list(await session.scalars(statement)))
+        return author_list_schema.dump(list(await session.scalars(page_of_authors(limit, offset))))
 
 
 @app.post("/author")

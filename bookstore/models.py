@@ -8,8 +8,21 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from sqlalchemy import BigInteger, Column, Date, DateTime, ForeignKey, Integer, String, Table, Text, func, select
-from sqlalchemy.orm import DeclarativeBase, Mapped, column_property, mapped_column, relationship
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Date,
+    DateTime,
+    ForeignKey,
+    Integer,
+    Select,
+    String,
+    Table,
+    Text,
+    func,
+    select,
+)  # fmt: skip
+from sqlalchemy.orm import DeclarativeBase, Mapped, column_property, mapped_column, relationship, undefer
 
 
 class Base(DeclarativeBase):
@@ -60,3 +73,13 @@ Author.book_count = column_property(
     select(func.count(Book.id)).where(Book.author_id == Author.id).correlate_except(Book).scalar_subquery(),
     deferred=True,
 )
+
+
+def page_of_authors(limit: int, offset: int) -> Select[tuple[Author]]:
+    """A page of authors with their book counts: ONE statement whose only inputs are the limit and the offset.
+
+    The page is chosen first, in a subquery, and only its rows get their count: a count in the select list of the
+    offset query itself runs once for every row the offset skips (Postgres computes a row before OFFSET drops it),
+    500,000 index scans of books at offset 500,000, measured at 4.2-4.9 s a request."""
+    page = select(Author.id).order_by(Author.id).limit(limit).offset(offset).subquery()
+    return select(Author).join(page, Author.id == page.c.id).options(undefer(Author.book_count)).order_by(Author.id)
