@@ -243,6 +243,11 @@ def test_300_clients_stay_within_the_pools(bookstore: Bookstore, target: Target)
     unexpected = [(status, text) for status, text in answers if status != 200 and POOL_503 not in text]
     assert not unexpected, (statuses, unexpected[:3])
     assert 0 < peak <= TOTAL_POOL + 4, peak
+    # Per container (one address each): pools keep their connections, so what is open now is each one's most.
+    per_container = bookstore.psql(
+        "SELECT count(*) FROM pg_stat_activity WHERE client_addr IS NOT NULL GROUP BY client_addr ORDER BY 1 DESC"
+    )
+    assert max(int(count) for count in per_container.split()) <= target.db_pool, per_container
     assert "too many clients" not in bookstore.compose("logs", "postgres").stdout
 
 
