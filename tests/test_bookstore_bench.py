@@ -227,9 +227,7 @@ def test_scripts_from_a_real_capture_replay_against_the_database(small_volume: N
     script runs without a failed transaction, and the write script's rows are the ones it says."""
     environment = {"BOOKSTORE_SCALE": str(SCALE)}
     (target,) = [t for t in bookstore.bookstore_targets(environment) if t.name == "bookstore-gunicorn-gevent"]
-    with bookstore.BookstoreScenario(environment) as running:
-        services = [t.service for t in bookstore.bookstore_targets(environment)]
-        bookstore.only(running, target, services)
+    with bookstore.BookstoreScenario(environment, [target.service]) as running:
         texts = bookstore.scripts(running, target.service, SCALE, "test")
         assert texts["author.sql"].startswith(f"\\set id random(1, {SCALE})\nBEGIN;\nSELECT ")
         assert texts["author.sql"].count(":id") >= 2 and texts["author.sql"].endswith("ROLLBACK;\n")
@@ -247,7 +245,8 @@ def test_scripts_from_a_real_capture_replay_against_the_database(small_volume: N
         written = int(bookstore.psql(running, f"SELECT count(*) FROM authors WHERE id > {SCALE}"))
         assert written > 0  # the mixed load's writes, and the capture's
         assert bookstore.count_and_remove_writes(running, "test") > 0
-        assert bookstore.psql(running, "SELECT count(*) FROM authors") == str(SCALE)
+        marked = f"SELECT count(*) FROM authors WHERE name LIKE '{bookstore.MARKER_PREFIX}%'"
+        assert bookstore.psql(running, marked) == "0"
 
 
 @pytest.mark.docker
@@ -258,7 +257,7 @@ def test_a_tiny_bookstore_run_makes_a_valid_set(small_volume: None, tmp_path: Pa
     document = json.loads((tmp_path / "results.json").read_text())
     assert document["metadata"]["mode"] == "bookstore"
     assert document["metadata"]["command"].startswith("python -m bench.bookstore --scale 2100")
-    assert document["metadata"]["database"]["authors"] == SCALE
+    assert document["metadata"]["database"]["authors"] >= SCALE  # and what other tests' writes left
     (measured,) = document["results"]
     assert measured["ok"], measured
     assert measured["rps"] > 5 and measured["pgbench_tps"] > 5, measured
