@@ -42,9 +42,9 @@ async def get_author(author_id: int) -> Any:
     async with AsyncSession(engine) as session:
         options = [selectinload(Author.books).joinedload(Book.genres)]
         author = await session.get(Author, author_id, options=options)
-        if author is None:
-            raise NotFound(f"no author with id {author_id}")
-        return author_schema.dump(author)
+    if author is None:  # marshalled after the session closes, as in app.py
+        raise NotFound(f"no author with id {author_id}")
+    return author_schema.dump(author)
 
 
 @app.get("/author")
@@ -65,7 +65,7 @@ async def create_author() -> tuple[Any, int]:
         author = Author(**fields, books=[])
         session.add(author)
         await session.commit()
-        return author_schema.dump(author), 201
+    return author_schema.dump(author), 201
 
 
 @app.get("/health")
