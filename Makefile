@@ -8,7 +8,7 @@ LOAD = $(if $(N),-n $(N)) $(if $(C),-c $(C)) $(if $(DELAY),--delay $(DELAY))
 BENCH = $(PYTHON) -m bench.run $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
   $(if $(REPEAT),--repeat $(REPEAT)) $(if $(LOADGEN),--loadgen $(LOADGEN)) $(if $(CPU),--cpu $(CPU))
 
-.PHONY: help venv up down ab threads bench sweep overload latency map slowclients labs test test-fast lint format
+.PHONY: help venv up down ab threads bench sweep overload latency map slowclients labs bookstore test test-fast lint format
 
 help: $(PYTHON) ## list the targets, and the scenarios by group (from each compose file's x-scenario block)
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -60,6 +60,10 @@ slowclients: $(PYTHON) ## half-sent heads, trickled bodies, idle keep-alive: how
 
 labs: $(PYTHON) ## the failure labs: how gevent fails, each lab broken and fixed side by side (docs/labs.md) (LABS="late-patch ..." OUT=)
 	$(PYTHON) -m bench.labs $(if $(LABS),--labs $(LABS)) $(if $(OUT),--out $(OUT))
+
+bookstore: $(PYTHON) ## the bookstore app served each way, each load beside pgbench running the same SQL: the database's own limit (SCALE=1000000 TARGETS= LOADS="author moderate slow mixed" SECONDS=12 OUT=)
+	$(PYTHON) -m bench.bookstore --scale $(or $(SCALE),1000000) $(if $(TARGETS),--targets $(TARGETS)) \
+	  $(if $(LOADS),--loads $(LOADS)) $(if $(SECONDS),--seconds $(SECONDS)) $(if $(OUT),--out $(OUT))
 
 test-fast: $(PYTHON) ## the tests that need no Docker
 	$(PYTHON) -m pytest -m "not docker"

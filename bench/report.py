@@ -598,6 +598,11 @@ def render(out: Path) -> None:
         (out / "results.md").write_text(labs.render(document))
         html_report.render(out)
         return
+    if mode == "bookstore":
+        from bench import bookstore_report  # each target beside the database alone, per load
+
+        bookstore_report.render(out)
+        return
     charts = _charts(mode)
     for chart, draw in charts.items():
         draw(summarise(records), metadata, out / chart)

@@ -144,6 +144,7 @@ class Target:
     # The labs only: "broken" or "fixed", and the one setting that makes it so.
     variant: str | None = None
     setting: str | None = None
+    db_pool: int | None = None  # the bookstore: connections the target's pool may hold, all processes together
 
     @property
     def concurrency(self) -> int | None:

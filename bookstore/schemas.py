@@ -1,0 +1,102 @@
+"""Validation of what clients send and marshalling of what the app answers, with marshmallow 4 (see README.md
+for why marshmallow rather than pydantic)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from marshmallow import RAISE, Schema, ValidationError, fields, validate
+from models import Author
+from werkzeug.exceptions import BadRequest
+
+MAX_BODY = 16 * 1024  # POST /author: a larger body is a 413 before it is read
+MAX_LIMIT = 100
+MAX_OFFSET = 10_000_000
+LARGEST_ID = 2**63 - 1  # bigint: a larger id is unknown (404), where Postgres would fail on it
+# Plain ASCII digits only: int() would also take " 7", "+7", "7_0" and other scripts' digits.
+DIGITS = re.compile(r"[0-9]{1,9}")
+MAX_NAME = 200
+MAX_BIOGRAPHY = 10_000
+
+
+def no_nul(text: str) -> None:
+    # Postgres's text cannot hold NUL: refused here with a message rather than by the driver with a 500.
+    if "\x00" in text:
+        raise ValidationError("must not contain NUL characters")
+
+
+class BookSummarySchema(Schema):
+    id = fields.Integer()
+    title = fields.String()
+    published_on = fields.Date()
+    genres = fields.Method("genre_names")
+
+    def genre_names(self, book: Any) -> list[str]:
+        return [genre.name for genre in book.genres]
+
+
+class AuthorSchema(Schema):
+    """One author as GET /author/<id> and POST /author answer: their books, and the union of those books'
+    genres, deduplicated and sorted."""
+
+    id = fields.Integer()
+    name = fields.String()
+    country_code = fields.String()
+    date_of_birth = fields.Date()
+    biography = fields.String()
+    created_at = fields.DateTime()
+    books = fields.List(fields.Nested(BookSummarySchema))
+    genres = fields.Method("all_genres")
+
+    def all_genres(self, author: Author) -> list[str]:
+        return sorted({genre.name for book in author.books for genre in book.genres})
+
+
+class AuthorListItemSchema(Schema):
+    """One author in the page GET /author answers."""
+
+    id = fields.Integer()
+    name = fields.String()
+    country_code = fields.String()
+    date_of_birth = fields.Date()
+    book_count = fields.Integer()
+
+
+class NewAuthorSchema(Schema):
+    """What POST /author accepts; any other field is an error (marshmallow's RAISE)."""
+
+    class Meta:
+        unknown = RAISE
+
+    name = fields.String(required=True, validate=[validate.Length(min=1, max=MAX_NAME), no_nul])
+    country_code = fields.String(
+        required=True, validate=validate.Regexp(r"^[A-Z]{2}\Z", error="must be two capital letters (ISO 3166)")
+    )
+    date_of_birth = fields.Date(required=True)
+    biography = fields.String(load_default="", validate=[validate.Length(max=MAX_BIOGRAPHY), no_nul])
+
+
+author_schema = AuthorSchema()
+author_list_schema = AuthorListItemSchema(many=True)
+new_author_schema = NewAuthorSchema()
+
+
+def query_integer(name: str, raw: str | None, default: int, low: int, high: int) -> int:
+    """A query parameter such as ?limit=: its default when absent, else an integer in [low, high] or a 400."""
+    if raw is None:
+        return default
+    if not DIGITS.fullmatch(raw) or not low <= int(raw) <= high:
+        raise BadRequest(f"{name} must be an integer from {low} to {high}")
+    return int(raw)
+
+
+def json_document(body: bytes) -> Any:
+    """A request body parsed as JSON, or a 400 that says why not."""
+    try:
+        return json.loads(body)
+    except ValueError as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise BadRequest(f"malformed JSON: {str(error).splitlines()[0]}") from None
+    except RecursionError:  # nesting deeper than the parser's stack, e.g. 10,000 "["
+        raise BadRequest("malformed JSON: nested too deeply") from None

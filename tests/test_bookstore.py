@@ -1,0 +1,341 @@
+"""The bookstore (bookstore.yml) end to end: its six servers on a real Postgres with a small generated data set.
+
+One scenario for the whole module, at BOOKSTORE_SCALE=2100 authors (about 21,000 books; generated in a second or
+two), in its own volume, removed at the end. Every expected answer is computed here from the generator's formulas
+(bookstore/db/10-bookstore.sh), never copied from a response.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import pytest
+import requests
+import yaml
+
+from bench.compose import RunningScenario
+from bench.sampler import pg_client_sessions
+from bench.scenarios import ROOT, Target, _interpolate
+
+pytestmark = pytest.mark.docker
+
+SCALE = 2100  # a multiple of 21: every book count 0..20 appears 100 times
+COMPOSE_FILE = ROOT / "bookstore.yml"
+CODES = "USGBFRDEITESNLSEPLBRJPCNINCAAUMXZAKRARNG"
+GENRES = ["Adventure", "Biography", "Children", "Classics", "Comics", "Crime", "Drama", "Fantasy", "History",
+          "Horror", "Humor", "Mystery", "Philosophy", "Poetry", "Romance", "Science", "Science Fiction", "Thriller",
+          "Travel", "Western"]  # fmt: skip
+POOL_503 = "database pool: no free connection within"
+TOTAL_POOL = 96  # the six targets' db_pool together
+
+
+def bookstore_targets() -> list[Target]:
+    document = yaml.safe_load(COMPOSE_FILE.read_text())
+    return [
+        Target(scenario="bookstore", **{key: _interpolate(value, {}) for key, value in entry.items()})
+        for entry in document["x-targets"]
+    ]
+
+
+TARGETS = bookstore_targets()
+TARGET_PARAMS = [pytest.param(target, id=target.name) for target in TARGETS]
+
+
+# The generator's formulas (bookstore/db/10-bookstore.sh), in Python.
+def book_ids(author_id: int) -> list[int]:
+    return [(author_id - 1) * 20 + k + 1 for k in range(author_id % 21)]
+
+
+def genre_names(book_id: int) -> list[str]:
+    return sorted(GENRES[(book_id + offset) % 20] for offset in (0, 7, 13)[: 1 + book_id % 3])
+
+
+def expected_author(i: int) -> dict[str, Any]:
+    books = [
+        {
+            "id": book,
+            "title": f"Book {book - (i - 1) * 20} by author {i}",
+            "published_on": (date(1950, 1, 1) + timedelta(days=book * 17 % 25000)).isoformat(),
+            "genres": genre_names(book),
+        }
+        for book in book_ids(i)
+    ]
+    return {
+        "id": i,
+        "name": f"Author {i}",
+        "country_code": CODES[i % 20 * 2 : i % 20 * 2 + 2],
+        "date_of_birth": (date(1900, 1, 1) + timedelta(days=i * 37 % 36500)).isoformat(),
+        "biography": f"Biography of author {i}.",
+        "created_at": (datetime(2020, 1, 1, tzinfo=UTC) + timedelta(seconds=i)).isoformat(),
+        "books": books,
+        "genres": sorted({name for book in books for name in book["genres"]}),
+    }
+
+
+class Bookstore(RunningScenario):
+    """bookstore.yml as a RunningScenario, named by its file: the scenario registry may not list it."""
+
+    def __init__(self) -> None:  # RunningScenario's, without looking the name up in the registry
+        self.scenario = "bookstore"
+        self.file = COMPOSE_FILE
+        self.build = True
+        self.ready_timeout = 600  # a cold build of the six images, the PyPy one with gevent from source
+        self.environment = {**os.environ, "BOOKSTORE_SCALE": str(SCALE)}
+
+    def psql(self, sql: str) -> str:
+        result = self.compose("exec", "-T", "postgres", "psql", "-U", "postgres", "-d", "bookstore", "-At", "-c", sql)
+        return result.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def bookstore() -> Iterator[Bookstore]:
+    with Bookstore() as running:
+        yield running
+
+
+def url(target: Target, path: str) -> str:
+    return f"http://127.0.0.1:{target.port}{path}"
+
+
+def new_author(name: str) -> dict[str, str]:
+    return {"name": name, "country_code": "FR", "date_of_birth": "1970-05-17", "biography": "Wrote tests."}
+
+
+def test_the_generator_makes_the_formulas_rows(bookstore: Bookstore) -> None:
+    books = sum(i % 21 for i in range(1, SCALE + 1))
+    links = sum(1 + book % 3 for i in range(1, SCALE + 1) for book in book_ids(i))
+    counts = bookstore.psql(
+        f"SELECT (SELECT count(*) FROM authors WHERE id <= {SCALE}), (SELECT count(*) FROM books),"
+        " (SELECT count(*) FROM book_genres), (SELECT count(*) FROM genres),"
+        f" (SELECT count(*) FROM authors WHERE id > {SCALE} AND created_at < '2021-01-01')"
+    )
+    assert counts == f"{SCALE}|{books}|{links}|20|0"
+    assert books == SCALE * 10  # i % 21 averages 10 over whole cycles of 21
+
+
+@pytest.mark.parametrize("target", TARGET_PARAMS)
+def test_an_author_is_exactly_the_formulas(bookstore: Bookstore, target: Target) -> None:
+    for author_id in (1, 20, 21, 41, SCALE):  # 1 book, 20, none, 20 (the most), none
+        response = requests.get(url(target, f"/author/{author_id}"), timeout=10)
+        assert response.status_code == 200, response.text
+        assert response.json() == expected_author(author_id)
+
+
+@pytest.mark.parametrize("target", TARGET_PARAMS)
+def test_a_page_of_authors_has_their_book_counts(bookstore: Bookstore, target: Target) -> None:
+    response = requests.get(url(target, "/author?limit=30&offset=1000"), timeout=10)
+    assert response.status_code == 200, response.text
+    page = response.json()
+    assert [author["id"] for author in page] == list(range(1001, 1031))
+    assert [author["book_count"] for author in page] == [i % 21 for i in range(1001, 1031)]
+    assert page[0] == {
+        "id": 1001,
+        "name": "Author 1001",
+        "country_code": expected_author(1001)["country_code"],
+        "date_of_birth": expected_author(1001)["date_of_birth"],
+        "book_count": 1001 % 21,
+    }
+    default_page = requests.get(url(target, "/author"), timeout=10).json()
+    assert [author["id"] for author in default_page] == list(range(1, 21))
+
+
+BAD_REQUESTS = [
+    # (method, path, body, status, a word the message must hold)
+    ("GET", f"/author/{SCALE * 100}", None, 404, "no author"),
+    ("GET", "/author/99999999999999999999999", None, 404, "no author"),
+    ("GET", "/author/abc", None, 404, "not found"),
+    ("GET", "/author/-1", None, 404, "not found"),
+    ("GET", "/author?limit=0", None, 400, "limit"),
+    ("GET", "/author?limit=101", None, 400, "limit"),
+    ("GET", "/author?limit=x", None, 400, "limit"),
+    ("GET", "/author?limit=%2B5", None, 400, "limit"),
+    ("GET", "/author?offset=-1", None, 400, "offset"),
+    ("GET", "/author?offset=10000001", None, 400, "offset"),
+    ("POST", "/author", b'{"name": "A", ', 400, "malformed JSON"),
+    ("POST", "/author", b"\xff\xfe{", 400, "malformed JSON"),
+    ("POST", "/author", b"[" * 20_000, 413, ""),  # over the 16 KiB cap
+    ("POST", "/author", b"[" * 10_000, 400, "malformed JSON"),  # under the cap, nested past the parser's depth
+    ("POST", "/author", b'{"name": "' + b"x" * 17_000 + b'"}', 413, ""),
+]
+BAD_AUTHORS = [
+    # (body, the field whose message must be there)
+    ({**new_author("A"), "name": 5}, "name"),
+    ({**new_author("A"), "date_of_birth": "yesterday"}, "date_of_birth"),
+    ({**new_author("A"), "country_code": "France"}, "country_code"),
+    ({**new_author("A"), "name": "nul\x00byte"}, "name"),
+    ({key: value for key, value in new_author("A").items() if key != "name"}, "name"),
+    ({**new_author("A"), "id": 7}, "id"),  # unknown field
+    ([new_author("A")], "_schema"),
+]
+
+
+@pytest.mark.parametrize("target", TARGET_PARAMS)
+def test_bad_input_is_a_4xx_with_a_message(bookstore: Bookstore, target: Target) -> None:
+    for method, path, body, status, word in BAD_REQUESTS:
+        response = requests.request(
+            method, url(target, path), data=body, headers={"Content-Type": "application/json"}, timeout=10
+        )
+        assert response.status_code == status, (path, body and body[:40], response.text[:200])
+        if status != 413:  # 413 may come from the server before the app sees the request
+            assert word in response.json()["error"], response.text
+    for body, field in BAD_AUTHORS:
+        response = requests.post(url(target, "/author"), json=body, timeout=10)
+        assert response.status_code == 422, (body, response.text)
+        assert field in response.json()["errors"], response.text
+
+
+@pytest.mark.parametrize("target", TARGET_PARAMS)
+def test_a_written_author_reads_back(bookstore: Bookstore, target: Target) -> None:
+    name = f"Written through {target.name} {uuid.uuid4()}"
+    response = requests.post(url(target, "/author"), json=new_author(name), timeout=10)
+    assert response.status_code == 201, response.text
+    stored = response.json()
+    assert stored["id"] > SCALE
+    assert {key: stored[key] for key in new_author(name)} == new_author(name)
+    assert stored["books"] == [] and stored["genres"] == []
+    again = requests.get(url(target, f"/author/{stored['id']}"), timeout=10)
+    assert again.status_code == 200 and again.json() == stored
+
+
+def concurrently(calls: list[Any], workers: int) -> list[Any]:
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(lambda call: call(), calls))
+
+
+def get_status(address: str, timeout: float = 30) -> tuple[int, str]:
+    try:
+        response = requests.get(address, timeout=timeout)
+    except requests.RequestException as error:
+        return 0, type(error).__name__
+    return response.status_code, response.text[:200]
+
+
+@pytest.mark.parametrize("target", TARGET_PARAMS)
+def test_300_clients_stay_within_the_pools(bookstore: Bookstore, target: Target) -> None:
+    postgres_pid = bookstore.main_pid("postgres")
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.wait(0.05):
+            peak = max(peak, pg_client_sessions(postgres_pid))
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        # The list with the largest offset this data set allows: the slowest statement here, at 300 clients at once.
+        # 60 s: on two shared cores a single process (PyPy's, its JIT still cold) may need tens of seconds of CPU
+        # for 300 requests; a client's timeout here would say nothing about the pool.
+        address = url(target, f"/author?limit=20&offset={SCALE - 20}")
+        answers = concurrently([lambda: get_status(address, timeout=60)] * 300, workers=300)
+    finally:
+        done.set()
+        sampler.join()
+    statuses = Counter(status for status, _ in answers)
+    unexpected = [(status, text) for status, text in answers if status != 200 and POOL_503 not in text]
+    assert not unexpected, (statuses, unexpected[:3])
+    assert 0 < peak <= TOTAL_POOL + 4, peak
+    # Per container (one address each): pools keep their connections, so what is open now is each one's most.
+    per_container = bookstore.psql(
+        "SELECT count(*) FROM pg_stat_activity WHERE client_addr IS NOT NULL GROUP BY client_addr ORDER BY 1 DESC"
+    )
+    assert max(int(count) for count in per_container.split()) <= target.db_pool, per_container
+    assert "too many clients" not in bookstore.compose("logs", "postgres").stdout
+
+
+def test_writes_under_load_lose_nothing(bookstore: Bookstore) -> None:
+    run = uuid.uuid4().hex[:12]
+    acknowledged: dict[int, str] = {}
+    refused: list[tuple[int, str]] = []
+    lost: list[str] = []  # answers the client never got: the row may or may not exist
+    lock = threading.Lock()
+    deadline = time.monotonic() + 8
+
+    def client(number: int) -> None:
+        chooser = random.Random(number)
+        target = TARGETS[number % len(TARGETS)]
+        sent = 0
+        while time.monotonic() < deadline:
+            sent += 1
+            if chooser.random() < 0.1:
+                marker = f"load {run} client {number} write {sent}"
+                try:
+                    response = requests.post(url(target, "/author"), json=new_author(marker), timeout=15)
+                except requests.RequestException:
+                    with lock:
+                        lost.append(marker)
+                    continue
+                with lock:
+                    if response.status_code == 201:
+                        acknowledged[response.json()["id"]] = response.json()["name"]
+                    else:
+                        refused.append((response.status_code, response.text[:200]))
+            else:
+                status, text = get_status(url(target, f"/author/{chooser.randint(1, SCALE)}"))
+                if status != 200:
+                    with lock:
+                        refused.append((status, text))
+
+    concurrently([lambda number=number: client(number) for number in range(50)], workers=50)
+    rows = bookstore.psql(f"SELECT id || '|' || name FROM authors WHERE name LIKE 'load {run} %'")
+    stored = {int(line.split("|", 1)[0]): line.split("|", 1)[1] for line in rows.splitlines()}
+    unacknowledged = {key: name for key, name in stored.items() if key not in acknowledged}
+    assert not refused, refused[:3]
+    assert len(acknowledged) > 20  # the load did write
+    assert {key: stored.get(key) for key in acknowledged} == acknowledged  # every 201 is in the database
+    # A row nobody acknowledged may only come from a write whose answer the client lost (reported, not hidden).
+    assert set(unacknowledged.values()) <= set(lost), (unacknowledged, lost)
+    print(f"{len(acknowledged)} writes acknowledged, {len(lost)} answers lost to the client's timeout")
+
+
+def test_postgres_restart_under_load(bookstore: Bookstore) -> None:
+    answers: list[tuple[float, Target, int, str]] = []
+    stop = threading.Event()
+
+    def client(target: Target) -> None:
+        chooser = random.Random(target.port)
+        while not stop.is_set():
+            status, text = get_status(url(target, f"/author/{chooser.randint(1, SCALE)}"))
+            answers.append((time.monotonic(), target, status, text))
+            time.sleep(0.05)
+
+    clients = [threading.Thread(target=client, args=(target,)) for target in TARGETS for _ in range(3)]
+    for thread in clients:
+        thread.start()
+    try:
+        time.sleep(2)
+        bookstore.stop("postgres")
+        stopped = time.monotonic()
+        time.sleep(4)
+        starting = time.monotonic()
+        bookstore.start("postgres")
+        bookstore.wait_healthy(60)  # Postgres, and each app's /health, which goes through its pool
+        healthy = time.monotonic()
+        time.sleep(10)
+    finally:
+        stop.set()
+        for thread in clients:
+            thread.join()
+    while_down = [
+        (target.name, status, text) for when, target, status, text in answers if stopped + 1 < when < starting
+    ]
+    assert while_down and all(status == 503 for _, status, _ in while_down), Counter(
+        (name, status, text[:60]) for name, status, text in while_down
+    )
+    assert all("database" in text for _, _, text in while_down)
+    assert all(status in (200, 503) for _, _, status, _ in answers)
+    for target in TARGETS:  # every target serves again within 10 s of a healthy Postgres, and keeps serving
+        late = [status for when, name, status, _ in answers if name is target and when > healthy + 10 - 2]
+        assert late and all(status == 200 for status in late), (target.name, Counter(late))
+        first_ok = min(when for when, name, status, _ in answers if name is target and when > healthy and status == 200)
+        assert first_ok - healthy < 10
