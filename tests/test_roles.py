@@ -141,9 +141,28 @@ def test_a_gevent_scenario_and_the_postgres_bonus_across_three_engines(extra_eng
         for role in ("server", "client", "database"):
             assert where[role]["cores"] >= 1 and where[role]["kernel"] and where[role]["cpu_model"], where
         assert where["shared_machine"] and where["one_machine"], where  # three engines, one kernel
-    # The apps' calls crossed to the database engine: slow_api and Postgres there did the work (their processes
-    # are in this machine's /proc: the engines share it), and the answers carry Postgres's half.
+    # The apps' calls crossed to the database engine: slow_api there did the work (its processes are in this
+    # machine's /proc: the engines share it), and the verified answers carry Postgres's half.
     for name in ("gunicorn-gevent", "psycopg3-after-patch"):
         assert records[name]["cpu_seconds_others"]["slow_api"] > 0, records[name]
+    # Postgres's sessions, counted from its processes: the app's pool connected across to it.
     assert records["psycopg3-after-patch"]["pg_sessions_peak"] >= 1
-    assert records["psycopg3-after-patch"]["cpu_seconds_others"]["postgres"] > 0
+
+
+@pytest.mark.docker
+def test_cpusets_pin_each_role_on_one_engine() -> None:
+    pinned = parse("--cpuset-server", "1", "--cpuset-database", "0", "--cpuset-client", "0")
+    with RolesScenario("async-gevent-gunicorn", pinned, ["flask_app"]) as running:
+        ids = running.container_ids()
+        cpusets = {
+            service: running.docker(service, "inspect", "--format", "{{.HostConfig.CpusetCpus}}", ids[service]).strip()
+            for service in ids
+        }
+        assert cpusets == {"flask_app": "1", "slow_api": "0"}
+        # The load generator's container runs on the client's core, on the scenario's network.
+        (target,) = map(pinned.addressed, load_targets("async-gevent-gunicorn"))
+        # The cores the kernel lets its processes run on (a cpuset is a CPU affinity to them).
+        inside = ["python", "-c", "import os; print(sorted(os.sched_getaffinity(0)))"]
+        command = [*running.loadgen_run("flask-playground/ab"), *inside]
+        assert subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip() == "[0]"
+        assert run.verify(target, 0.2) is None
