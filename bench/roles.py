@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -107,6 +108,12 @@ class Roles:
     def database_address(self) -> str:
         """Where the server's app reaches slow_api and Postgres, published there."""
         address = self.database_bind or self.database.host()
+        if address and not self.database_bind:
+            # Compose publishes on an IP address only; the database host's name as this machine resolves it.
+            try:
+                address = socket.gethostbyname(address)
+            except OSError as error:
+                raise RolesError(f"cannot resolve {address} ({error}): set DATABASE_BIND= to its address") from None
         if address is None:
             raise RolesError(
                 f"DATABASE_HOST={self.database} names no host the server can reach:"
@@ -390,3 +397,41 @@ def _machine_of(engine: Engine) -> str:
     if engine not in _machines:
         _machines[engine] = host_facts(engine)["machine"]
     return _machines[engine]
+
+
+# The CPU steadiness probe: a fixed pure-Python loop, timed inside a container on each role's engine and cores,
+# just before and just after each measurement. Here its time moved from 0.081 s to 0.151 s within 12 minutes
+# (2026-11-23): the machine's CPU speed moves, and a server that spends 1-2 ms of CPU per request moves with it,
+# while the same-run reference (slow_api alone, 0.15 ms per request) barely does.
+PROBE_LOOP = "import time\nstarted = time.perf_counter()\nx = 0\nfor i in range(1_000_000): x += i\n"
+PROBE_LOOP += "print(round(time.perf_counter() - started, 4))"
+# A measurement is unsteady when a role's probe after it differs from the one before by more than this factor:
+# a CPU a quarter faster or slower moves a server that spends 1-2 ms of CPU per request by about as much, more
+# than many of the gaps between the servers compared here.
+UNSTEADY_FACTOR = 1.25
+
+
+def probe(placed: Roles) -> dict[str, float]:
+    """Seconds the probe loop took on each role's engine and cores now; roles on the same engine and cores share
+    one probe."""
+    seconds: dict[tuple[Engine, str | None], float] = {}
+    timed = {}
+    for role, engine in placed.engines().items():
+        key = (engine, placed.cpusets.get(role))
+        if key not in seconds:
+            cores = ["--cpuset-cpus", key[1]] if key[1] else []
+            command = [*engine.cli(), "run", "--rm", "--network", "none", *cores, FACTS_IMAGE, "python", "-c"]
+            seconds[key] = float(_run([*command, PROBE_LOOP], check=True).stdout.strip())
+        timed[role] = seconds[key]
+    return timed
+
+
+def steadiness(before: dict[str, float], after: dict[str, float]) -> dict:
+    """The probe around a measurement, and whether every role's CPU kept its speed within UNSTEADY_FACTOR."""
+    moved = {role: round(max(before[role], after[role]) / min(before[role], after[role]), 3) for role in before}
+    return {
+        "cpu_probe_before": before,
+        "cpu_probe_after": after,
+        "cpu_probe_moved": moved,
+        "steady": all(factor <= UNSTEADY_FACTOR for factor in moved.values()),
+    }

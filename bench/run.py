@@ -324,7 +324,9 @@ def run_scenario(
                         run_ab(target, running, client, warm * 2, warm, 0)
                     tool = loadgen_of(client).name
                     progress.show(label, f"loading: {tool} -n {load.n} -c {load.c}, {query(load.delay, load.cpu)}")
+                    before = roles.probe(placed)
                     record |= measure(target, running, record)
+                    record |= roles.steadiness(before, roles.probe(placed))
                 if overload and record["verified"] and record["problem"]:
                     # The first failing concurrency is the finding; what matters next is that the server lives.
                     progress.show(label, "overloaded: does it still answer?")

@@ -141,6 +141,10 @@ def test_a_gevent_scenario_and_the_postgres_bonus_across_three_engines(extra_eng
         for role in ("server", "client", "database"):
             assert where[role]["cores"] >= 1 and where[role]["kernel"] and where[role]["cpu_model"], where
         assert where["shared_machine"] and where["one_machine"], where  # three engines, one kernel
+        # The CPU probe ran on each role's engine around the load, and says whether the CPU kept its speed.
+        assert record["cpu_probe_before"].keys() == record["cpu_probe_after"].keys() == set(roles.ROLES)
+        assert all(seconds > 0 for seconds in record["cpu_probe_after"].values()), record
+        assert record["steady"] == all(moved <= roles.UNSTEADY_FACTOR for moved in record["cpu_probe_moved"].values())
     # The apps' calls crossed to the database engine: slow_api there did the work (its processes are in this
     # machine's /proc: the engines share it), and the verified answers carry Postgres's half.
     for name in ("gunicorn-gevent", "psycopg3-after-patch"):
