@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -106,6 +107,21 @@ def test_a_role_apart_without_an_address_to_meet_at_is_refused(arguments: list[s
         parse(*arguments)
 
 
+def started_containers(engine: str, since: int) -> set[str]:
+    """Names of the containers the engine (its unix socket, or "" for the host's) started since then."""
+    events = [
+        *(["--host", engine] if engine else []),
+        "events",
+        "--since",
+        str(since),
+        "--until",
+        str(int(time.time())),
+    ]
+    command = ["docker", *events, "--filter", "type=container", "--filter", "event=start"]
+    names = subprocess.run([*command, "--format", "{{.Actor.Attributes.name}}"], capture_output=True, text=True)
+    return set(names.stdout.split())
+
+
 @pytest.fixture(scope="module")
 def extra_engines():
     if os.geteuid() != 0 or engines.missing_tools():
@@ -125,6 +141,7 @@ def test_a_gevent_scenario_and_the_postgres_bonus_across_three_engines(extra_eng
         "--client-host", client.socket, "--database-host", database.socket,
         "--bind", client.host_side, "--database-bind", database.address, "--out", str(tmp_path),
     ]  # fmt: skip
+    since = int(time.time())
     assert run.main(arguments) == 0
     document = json.loads((tmp_path / "results.json").read_text())
     records = {record["target"]: record for record in document["results"]}
@@ -145,10 +162,18 @@ def test_a_gevent_scenario_and_the_postgres_bonus_across_three_engines(extra_eng
         assert record["cpu_probe_before"].keys() == record["cpu_probe_after"].keys() == set(roles.ROLES)
         assert all(seconds > 0 for seconds in record["cpu_probe_after"].values()), record
         assert record["steady"] == all(moved <= roles.UNSTEADY_FACTOR for moved in record["cpu_probe_moved"].values())
-    # The apps' calls crossed to the database engine: slow_api there did the work (its processes are in this
-    # machine's /proc: the engines share it), and the verified answers carry Postgres's half.
-    for name in ("gunicorn-gevent", "psycopg3-after-patch"):
-        assert records[name]["cpu_seconds_others"]["slow_api"] > 0, records[name]
+    # Each engine started its role's containers and no other's: slow_api and Postgres on the database's, the apps
+    # on the host's, ab on the client's. The apps' verified answers carry slow_api's (and Postgres's) half, which
+    # they could only get across from the database's engine.
+    started = {engine: started_containers(engine, since) for engine in ("", client.socket, database.socket)}
+    assert started[database.socket] == {
+        "async-gevent-gunicorn-slow_api-1", "bonus-psycopg3-gevent-slow_api-1", "bonus-psycopg3-gevent-postgres-1"
+    }  # fmt: skip
+    assert {"async-gevent-gunicorn-flask_app-1", "bonus-psycopg3-gevent-app_patch_first-1"} <= started[""]
+    assert not {name for name in started[""] if name.endswith(("slow_api-1", "postgres-1"))} - {
+        "reference-slow-api-slow_api-1"  # the reference's slow_api is the server under test
+    }
+    assert started[client.socket] and not any(name.startswith(("async-", "bonus-")) for name in started[client.socket])
     # Postgres's sessions, counted from its processes: the app's pool connected across to it.
     assert records["psycopg3-after-patch"]["pg_sessions_peak"] >= 1
 
