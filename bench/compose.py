@@ -142,6 +142,18 @@ class RunningScenario:
     def network(self) -> str:
         return f"{self.scenario}_default"
 
+    # What bench/roles.py's RolesScenario answers per engine: here every service is on the one engine, this
+    # machine's.
+    def docker(self, service: str, *args: str) -> str:
+        return docker(*args)
+
+    def on_this_machine(self, service: str) -> bool:
+        return True
+
+    def loadgen_run(self, image: str) -> list[str]:
+        """`docker run` of a load generator's container on the scenario's network."""
+        return ["docker", "run", "--rm", "--network", self.network(), image]
+
 
 def server_pids(main_pid: int) -> list[int]:
     """Host PIDs of a server: the container's main process and its descendants, less the init process that

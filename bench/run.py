@@ -5,6 +5,7 @@ charts from that file alone."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -20,7 +21,7 @@ from pathlib import Path
 import requests
 import yaml
 
-from bench import report
+from bench import report, roles
 from bench.ceiling import cpu_bound_rps, efficiency, naive_ceiling_rps
 from bench.compose import (
     RunningScenario,
@@ -119,7 +120,7 @@ def run_ab(
         command = loadgen.command(target.url + query(delay, cpu), requests_total, concurrency, delay)
     else:
         inside = loadgen.command(target.url_inside + query(delay, cpu), requests_total, concurrency, delay)
-        command = ["docker", "run", "--rm", "--network", running.network(), loadgen.image, *inside]
+        command = [*running.loadgen_run(loadgen.image), *inside]
     finished = subprocess.run(command, capture_output=True, text=True)
     return command, finished.stdout + finished.stderr
 
@@ -156,31 +157,35 @@ def describe(target: Target, load: Load, client: str, cpu_ms_per_unit: float | N
 def cpu_ms_per_unit(running: RunningScenario, service: str) -> float:
     """What one `?cpu=` unit costs in this service's image on this machine now (flask_app/cpu_work.py), idle."""
     container = running.container_ids()[service]
-    return float(docker("exec", container, "python", "cpu_work.py").strip())
+    return float(running.docker(service, "exec", container, "python", "cpu_work.py").strip())
 
 
 def measure(target: Target, running: RunningScenario, record: dict) -> dict:
     """The load generator's figures and the server's usage during the load, or the problem that spoiled them."""
     loadgen = LOADGENS[record["loadgen"]]
     services = running.container_ids()
-    server_pid = running.main_pid(target.service)
-    postgres_pid = running.main_pid("postgres") if "postgres" in services else None
+    # The sampler reads /proc: it sees the processes of the engines on this machine (all of them without roles).
+    here = {service for service in services if running.on_this_machine(service)}
+    server_pid = running.main_pid(target.service) if target.service in here else None
+    postgres_pid = running.main_pid("postgres") if "postgres" in here else None
     # Everything else on a request's path, whose CPU time is spent on the same two cores.
     others = {
         service: [running.main_pid(service)]
         for service in ("slow_api", "nginx", "postgres")
-        if service in services and service != target.service
+        if service in here and service != target.service
     }
     if record["client"] == "host":
         others["docker-proxy"] = docker_proxy_pids()
     loadgen_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    with Sampler(server_pid, postgres_pid, others) as sampler:
+    sampler = Sampler(server_pid, postgres_pid, others) if server_pid else None
+    with sampler or contextlib.nullcontext():
         client = Client(record["client"], loadgen.name)
         command, output = run_ab(
             target, running, client, record["n"], record["c"], record["delay"], record.get("cpu_units", 0)
         )
     loadgen_after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    measured = {"command": " ".join(command), **asdict(sampler.usage)}
+    usage = asdict(sampler.usage) if sampler else {"not_sampled": "the server is on another machine"}
+    measured = {"command": " ".join(command), **usage}
     if record["client"] == "host":
         spent = loadgen_after.ru_utime + loadgen_after.ru_stime - loadgen_before.ru_utime - loadgen_before.ru_stime
         measured["cpu_seconds_others"][loadgen.name] = round(spent, 2)
@@ -214,7 +219,8 @@ def measure(target: Target, running: RunningScenario, record: dict) -> dict:
 
 
 def app_settings(running: RunningScenario, service: str) -> dict[str, str]:
-    environment = json.loads(docker("inspect", "--format", "{{json .Config.Env}}", running.container_ids()[service]))
+    container = running.container_ids()[service]
+    environment = json.loads(running.docker(service, "inspect", "--format", "{{json .Config.Env}}", container))
     pairs = (variable.split("=", 1) for variable in environment)
     return {name: value for name, value in pairs if name in APP_SETTINGS}
 
@@ -223,10 +229,13 @@ def image_packages(running: RunningScenario) -> dict[str, list[str]]:
     """The Python packages as installed in each app image, read from the running containers."""
     packages = {}
     for service, container in running.container_ids().items():
-        image = docker("inspect", "--format", "{{.Config.Image}}", container).strip()
-        freeze = subprocess.run(["docker", "exec", container, "pip", "freeze"], capture_output=True, text=True)
-        if freeze.returncode == 0 and service != "postgres":
-            packages[image] = freeze.stdout.split()
+        image = running.docker(service, "inspect", "--format", "{{.Config.Image}}", container).strip()
+        try:
+            freeze = running.docker(service, "exec", container, "pip", "freeze")
+        except subprocess.CalledProcessError:
+            continue  # no pip in it: Postgres, Nginx
+        if service != "postgres":
+            packages[image] = freeze.split()
     return packages
 
 
@@ -293,12 +302,19 @@ def run_scenario(
     progress: Progress,
     overload: bool = False,
     environment: dict[str, str] | None = None,
+    placed: roles.Roles = roles.NO_ROLES,
 ):
-    """Start one scenario (with these settings in its environment) and yield a record for each (target, load) of
-    `runs`, in order. Overload: a target's loads stop at the first that fails."""
+    """Start one scenario (with these settings in its environment, on the engines and cores `placed` gives its
+    roles) and yield a record for each (target, load) of `runs`, in order. Overload: a target's loads stop at
+    the first that fails."""
     progress.show(scenario, "building and starting")
+    services = [target.service for target, _ in runs]
     try:
-        with RunningScenario(scenario, environment=environment) as running:
+        with (
+            roles.RolesScenario(scenario, placed, services, environment=environment)
+            if placed.active
+            else RunningScenario(scenario, environment=environment)
+        ) as running:
             document["metadata"]["packages"] |= image_packages(running)
             unit_ms: dict[str, float] = {}
             while runs:
@@ -309,7 +325,8 @@ def run_scenario(
                 record = describe(target, load, client, unit_ms.get(target.service) if load.cpu else None)
                 record["app_settings"] = app_settings(running, target.service)
                 # Before any request: what the server holds when nothing happens.
-                record["threads_idle"] = os_threads(server_pids(running.main_pid(target.service)))
+                if running.on_this_machine(target.service):
+                    record["threads_idle"] = os_threads(server_pids(running.main_pid(target.service)))
                 progress.show(label, "verifying")
                 problem = verify(target, load.delay, load.cpu)
                 record |= {"verified": problem is None, "problem": problem}
@@ -320,7 +337,9 @@ def run_scenario(
                         run_ab(target, running, client, warm * 2, warm, 0)
                     tool = loadgen_of(client).name
                     progress.show(label, f"loading: {tool} -n {load.n} -c {load.c}, {query(load.delay, load.cpu)}")
+                    before = roles.probe(placed)
                     record |= measure(target, running, record)
+                    record |= roles.steadiness(before, roles.probe(placed))
                 if overload and record["verified"] and record["problem"]:
                     # The first failing concurrency is the finding; what matters next is that the server lives.
                     progress.show(label, "overloaded: does it still answer?")
@@ -400,15 +419,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-reference", action="store_true", help="leave out slow_api alone, the same-run reference")
     parser.add_argument("--cold-build", action="store_true", help="first time a no-cache build of every app image")
     parser.add_argument("--out", type=Path)
+    roles.add_arguments(parser)
     arguments = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(arguments)
     out = args.out or ROOT / "results" / datetime.now(UTC).strftime("%Y-%m-%dT%H%M%SZ")
     out.mkdir(parents=True, exist_ok=True)
     raise_file_limit()
-    client = choose_client(args.client, args.loadgen)
+    placed = roles.from_arguments(args)
+    # With roles, the load generator runs in a container on the client's engine, on its cores.
+    client = choose_client("container" if placed.active else args.client, args.loadgen)
+    if placed.active:
+        roles.copy_images([client.loadgen.image], placed.client)
 
     levels = args.sweep or args.overload
     targets = [t for t in (t for s in args.scenarios for t in load_targets(s)) if not levels or t.load == "full"]
+    targets = [placed.addressed(target) for target in targets]
     if args.sweep:
         loads_of = {
             t.name: [Load(args.requests or c * 5, c, args.delay, args.cpu) for c in args.sweep] for t in targets
@@ -427,12 +452,14 @@ def main(argv: list[str] | None = None) -> int:
     if not args.overload and not args.no_reference:
         # slow_api alone, first, at every load the targets get (it has no CPU work to do): the yardstick this
         # run's machine sets.
-        (reference,) = load_targets(REFERENCE)
+        (reference,) = map(placed.addressed, load_targets(REFERENCE))
         every_load = (replace(load, cpu=0) for loads in loads_of.values() for load in loads)
         loads_of[reference.name] = list(dict.fromkeys(every_load))
         targets.insert(0, reference)
     mode = "sweep" if args.sweep else "overload" if args.overload else "bench"
     document = {"metadata": metadata(arguments, mode) | {"repeat": args.repeat}, "results": []}
+    # Where each role ran: its engine and its machine's cores, kernel and CPU model (all the local one by default).
+    document["metadata"]["roles"] = where = roles.describe_roles(placed)
     if args.cold_build:
         print("building every app image without cache", flush=True)
         document["metadata"]["images"] = cold_build()
@@ -440,6 +467,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def keep(record: dict) -> None:
         record["ok"] = record["verified"] and not record["problem"]
+        record["roles"] = where
         document["results"].append(record)
         progress.done += 1
         (out / "results.json").write_text(json.dumps(document, indent=2) + "\n")
@@ -450,7 +478,8 @@ def main(argv: list[str] | None = None) -> int:
     for repeat in range(args.repeat):
         for scenario in dict.fromkeys(t.scenario for t in targets):
             runs = [(t, load) for t in targets if t.scenario == scenario for load in loads_of[t.name]]
-            for record in run_scenario(scenario, runs, client, document, progress, overload=bool(args.overload)):
+            overload = bool(args.overload)
+            for record in run_scenario(scenario, runs, client, document, progress, overload=overload, placed=placed):
                 keep(record | {"repeat": repeat})
     compare_to_reference(document["results"])
     (out / "results.json").write_text(json.dumps(document, indent=2) + "\n")
