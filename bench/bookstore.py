@@ -26,7 +26,6 @@ import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 import requests
@@ -34,7 +33,8 @@ import yaml
 
 from bench import bookstore_report, pgbench, wrk
 from bench.compose import RunningScenario, ScenarioError, docker, server_pids
-from bench.run import Progress, choose_client, image_packages, metadata, raise_file_limit
+from bench.measure import choose_client, image_packages
+from bench.resultset import Progress, ResultSet
 from bench.sampler import CLIENT_BACKEND, Sampler
 from bench.scenarios import ROOT, Target, _interpolate
 
@@ -553,24 +553,18 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"unknown targets {sorted(unknown)}; choose from {[t.name for t in every]}")
     targets = [target for target in every if not args.targets or target.name in args.targets]
     loads = [BY_NAME[name] for name in args.loads]
-    out = args.out or ROOT / "results" / datetime.now(UTC).strftime("%Y-%m-%dT%H%M%SZ-bookstore")
-    out.mkdir(parents=True, exist_ok=True)
-    raise_file_limit()
+    results = ResultSet("python -m bench.bookstore", "bookstore", arguments, args.out, suffix="-bookstore")
     choose_client("container", "wrk")  # builds wrk's image
     if not shutil.which("docker"):
         raise SystemExit("make bookstore needs Docker")
-    about = metadata(arguments, "bookstore") | {"scale": args.scale, "seconds": args.seconds}
-    about["command"] = " ".join(["python -m bench.bookstore", *arguments])
-    about["loads"] = [load.__dict__ for load in loads]
-    document = {"metadata": about, "results": []}
+    about = results.metadata
+    about |= {"scale": args.scale, "seconds": args.seconds, "loads": [load.__dict__ for load in loads]}
     progress = Progress(len(targets) * len(loads))
-    started = time.monotonic()
 
     def keep(record: dict) -> None:
         record["ok"] = record["verified"] and not record["problem"]
-        document["results"].append(record)
+        results.add(record)
         progress.done += 1
-        (out / "results.json").write_text(json.dumps(document, indent=2) + "\n")
         share = f", {record['vs_database']:.2f} of the database alone" if record.get("vs_database") else ""
         verdict = "ok" if record["ok"] else f"NOT OK: {record['problem']}"
         print(f"    {record.get('rps', '-')} requests/s{share}, {verdict}", flush=True)
@@ -589,10 +583,9 @@ def main(argv: list[str] | None = None) -> int:
             for load in loads:
                 problem = f"did not start: {str(error).splitlines()[0][:200]}"
                 keep(describe(target, load, args.scale, args.seconds) | {"verified": False, "problem": problem})
-    about["minutes"] = round((time.monotonic() - started) / 60, 1)
-    (out / "results.json").write_text(json.dumps(document, indent=2) + "\n")
-    bookstore_report.render(out)
-    failures = sorted({f"{r['target']}/{r['load']}" for r in document["results"] if not r["ok"]})
+    about["minutes"] = results.minutes
+    out = results.finish()
+    failures = sorted({f"{r['target']}/{r['load']}" for r in results.document.results if not r["ok"]})
     not_ok = f"; NOT OK: {', '.join(failures)}" if failures else ""
     print(f"\nresults in {out}: results.json, results.md, charts, index.html{not_ok}")
     return 1 if failures else 0

@@ -17,13 +17,12 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import report
 from bench.compose import RunningScenario, ScenarioError
 from bench.loadgens import LOADGENS
-from bench.run import Progress, choose_client, image_packages, metadata
+from bench.measure import choose_client, cpu_ms_per_unit, image_packages
+from bench.resultset import Progress, ResultSet
 from bench.scenarios import LABS, ROOT, Target, load_targets
 
 # The ab image (python:3.13-slim with ab), for its Python: burst.py needs nothing else.
@@ -171,12 +170,6 @@ def small_backlog(running: RunningScenario, n: int = 1000, delay: float = 1.0, t
     return records
 
 
-def cpu_ms_per_unit(running: RunningScenario, service: str) -> float:
-    """One ?cpu= unit's CPU time in the service's own image, measured there now (flask_app/cpu_work.py)."""
-    measured = running.compose("exec", "-T", service, "python", "cpu_work.py", "200")
-    return float(measured.stdout.strip())
-
-
 def cpu_starvation(
     running: RunningScenario, units: int = 1000, cheap: int = 9, delay: float = 0.1, every: float = 0.1
 ) -> list[dict]:
@@ -290,18 +283,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     arguments = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(arguments)
-    out = args.out or ROOT / "results" / datetime.now(UTC).strftime("%Y-%m-%dT%H%M%SZ-labs")
-    out.mkdir(parents=True, exist_ok=True)
+    results = ResultSet("python -m bench.labs", "labs", arguments, args.out, suffix="-labs")
     choose_client("container")  # builds the client's image if it is missing
-    document = {"metadata": metadata(arguments, "labs"), "results": []}
-    document["metadata"] |= {"command": " ".join(["python -m bench.labs", *arguments]), "root": str(ROOT)}
+    results.metadata["root"] = str(ROOT)
     progress = Progress(len(args.labs))
     failed = []
     for lab in args.labs:
         progress.show(lab, "building, starting and measuring")
         try:
             with RunningScenario(lab) as running:
-                document["metadata"]["packages"] |= image_packages(running)
+                results.metadata["packages"] |= image_packages(running)
                 records = MEASURE[lab](running)
         except (ScenarioError, subprocess.SubprocessError) as error:
             print(f"    {lab} failed: {error}", flush=True)
@@ -309,11 +300,10 @@ def main(argv: list[str] | None = None) -> int:
             continue
         for record in records:
             print(f"    {record['target']} ({record['variant']}): {summary_line(record)}", flush=True)
-        document["results"] += records
+        for record in records:
+            results.add(record)
         progress.done += 1
-        (out / "results.json").write_text(json.dumps(document, indent=2) + "\n")
-    (out / "results.json").write_text(json.dumps(document, indent=2) + "\n")
-    report.render(out)  # results.md and index.html
+    out = results.finish()  # results.md and index.html
     print(f"\nresults in {out}: results.json, results.md, index.html" + (f"; FAILED: {failed}" if failed else ""))
     return 1 if failed else 0
 

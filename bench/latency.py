@@ -25,16 +25,15 @@ the attack, since vegeta sends on schedule whatever the server does.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import report, vegeta
+from bench import vegeta
 from bench.compose import RunningScenario, ScenarioError
-from bench.run import Client, choose_client, image_packages, metadata, raise_file_limit, run_ab, verify
-from bench.scenarios import ROOT, SCENARIOS, Target, load_targets
+from bench.measure import Client, choose_client, image_packages, run_loadgen, verify, warm_up
+from bench.resultset import ResultSet
+from bench.scenarios import SCENARIOS, Target, load_targets
 
 FRACTIONS = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5)
 BASE_ROUNDS = 3
@@ -55,8 +54,8 @@ def describe(target: Target, delay: float) -> dict:
 def measure_base(target: Target, running: RunningScenario, client: Client, delay: float) -> dict:
     """What the target sustains in a closed loop with as many clients as it holds: answers per second."""
     clients = min(target.concurrency or BASE_CLIENTS_MAX, BASE_CLIENTS_MAX)
-    run_ab(target, running, client, clients * 2, clients, 0)  # warm: connections, pools, threads
-    command, output = run_ab(target, running, client, clients * BASE_ROUNDS, clients, delay)
+    warm_up(target, running, client, clients)
+    command, output = run_loadgen(target, running, client, clients * BASE_ROUNDS, clients, delay)
     try:
         result = client.loadgen.parse(output)
     except ValueError as error:
@@ -116,18 +115,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(arguments)
     if not shutil.which("vegeta"):
         raise SystemExit("make latency needs vegeta: bash .ci/vegeta builds and installs it (Go 1.22 or later)")
-    out = args.out or ROOT / "results" / datetime.now(UTC).strftime("%Y-%m-%dT%H%M%SZ-latency")
-    out.mkdir(parents=True, exist_ok=True)
-    raise_file_limit()  # one connection per request in flight, through docker-proxy
+    results = ResultSet("python -m bench.latency", "latency", arguments, args.out, suffix="-latency")
     client = None if args.rates else choose_client("auto", "hey")
-    document = {"metadata": metadata(arguments, "latency"), "results": []}
-    document["metadata"]["command"] = " ".join(["python -m bench.latency", *arguments])
     targets = [target for scenario in args.scenarios for target in load_targets(scenario) if target.load == "full"]
 
     def keep(record: dict) -> None:
         record["ok"] = record["verified"] and not record["problem"]
-        document["results"].append(record)
-        (out / "results.json").write_text(json.dumps(document, indent=2) + "\n")
+        results.add(record)
         if record["ok"]:
             percentiles = ", ".join(f"P{share * 100:g} {record[key]} ms" for key, share in vegeta.PERCENTILES.items())
             print(f"    {record['achieved_rps']} of {record['offered_rps']} requests/s; {percentiles}", flush=True)
@@ -139,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         ours = [target for target in targets if target.scenario == scenario]
         try:
             with RunningScenario(scenario) as running:
-                document["metadata"]["packages"] |= image_packages(running)
+                results.metadata["packages"] |= image_packages(running)
                 for target in ours:
                     record = describe(target, args.delay)
                     problem = verify(target, args.delay)
@@ -160,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
             for target in ours:
                 problem = f"did not start: {str(error).splitlines()[0][:200]}"
                 keep(describe(target, args.delay) | {"verified": False, "problem": problem})
-    report.render(out)
-    failures = sorted({record["target"] for record in document["results"] if not record["ok"]})
+    out = results.finish()
+    failures = sorted({record["target"] for record in results.document.results if not record["ok"]})
     print(f"\nresults in {out}: results.json, results.md, latency.png" + (f"; NOT OK: {failures}" if failures else ""))
     return 1 if failures else 0
 

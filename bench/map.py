@@ -18,7 +18,6 @@ import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 import matplotlib
@@ -28,8 +27,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from bench import report  # noqa: E402
 from bench.ceiling import cpu_bound_rps  # noqa: E402
-from bench.run import Load, Progress, choose_client, metadata, raise_file_limit, run_scenario  # noqa: E402
-from bench.scenarios import ROOT, Target, load_targets  # noqa: E402
+from bench.measure import Load, choose_client, run_scenario  # noqa: E402
+from bench.resultset import Progress, ResultSet  # noqa: E402
+from bench.scenarios import Target, load_targets  # noqa: E402
 
 DELAYS = (0.02, 0.5)  # seconds of I/O wait: a quick database query, a slow API
 CPUS = (0, 2, 10)  # units of about 1 ms of CPU each: none, a small template, a heavy serialisation
@@ -299,32 +299,26 @@ def main(argv: list[str] | None = None) -> int:
     if args.render:
         report.render(args.render)
         return 0
-    out = args.out or ROOT / "results" / datetime.now(UTC).strftime("%Y-%m-%dT%H%M%SZ-map")
-    out.mkdir(parents=True, exist_ok=True)
-    raise_file_limit()
+    results = ResultSet("python -m bench.map", "map", arguments, args.out, suffix="-map")
     client = choose_client("auto")
-    about = metadata(arguments, "map") | {"delays": args.delays, "cpus": args.cpus, "clients": args.clients}
-    about["command"] = " ".join(["python -m bench.map", *arguments])
-    cores = about["cpu_count"] or 1
-    document = {"metadata": about, "results": []}
+    results.metadata |= {"delays": args.delays, "cpus": args.cpus, "clients": args.clients}
+    cores = results.metadata["cpu_count"] or 1
     chosen = [BY_LABEL[label] for label in args.targets]
     cells = [(delay, cpu, c) for delay in args.delays for cpu in args.cpus for c in args.clients]
     progress = Progress(len(chosen) * len(cells))
-    started = datetime.now(UTC)
+    failures = []
     for mapped in chosen:
         target = mapped.resolve()
         runs = [(target, Load(requests_for(target, d, cpu, c, cores), c, d, cpu)) for d, cpu, c in cells]
-        for record in run_scenario(mapped.scenario, runs, client, document, progress, environment=mapped.settings):
-            record |= {"label": mapped.label, "settings": mapped.settings}
-            record["ok"] = record["verified"] and not record["problem"]
-            document["results"].append(record)
+        packages = results.metadata["packages"]
+        for record in run_scenario(mapped.scenario, runs, client, packages, progress, environment=mapped.settings):
+            record.extra |= {"label": mapped.label, "settings": mapped.settings}
+            results.add(record)
             progress.done += 1
-            (out / "results.json").write_text(json.dumps(document, indent=2) + "\n")
-            print(f"    {record.get('rps', '-')} requests/s, {'ok' if record['ok'] else record['problem']}", flush=True)
-    document["metadata"]["minutes"] = round((datetime.now(UTC) - started).total_seconds() / 60, 1)
-    (out / "results.json").write_text(json.dumps(document, indent=2) + "\n")
-    report.render(out)  # results.md, the charts and index.html
-    failures = [r["label"] for r in document["results"] if not r["ok"]]
+            print(f"    {record.rps or '-'} requests/s, {'ok' if record.ok else record.problem}", flush=True)
+            failures += [] if record.ok else [mapped.label]
+    results.metadata["minutes"] = results.minutes
+    out = results.finish()  # results.md, the charts and index.html
     print(f"\nresults in {out}: results.json, results.md, index.html and the two charts")
     return 1 if failures else 0
 

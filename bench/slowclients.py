@@ -20,17 +20,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import report
 from bench.compose import RunningScenario, ScenarioError
-from bench.run import Progress, image_packages, metadata, raise_file_limit, verify
-from bench.scenarios import ROOT, SCENARIOS, Target, load_targets
+from bench.measure import image_packages, verify
+from bench.resultset import Progress, ResultSet
+from bench.scenarios import SCENARIOS, Target, load_targets
 
 KINDS = ("head", "body", "idle")
 LEVELS = (10, 25, 50, 100, 200, 400, 800, 1600)
@@ -257,15 +255,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     arguments = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(arguments)
-    out = args.out or ROOT / "results" / datetime.now(UTC).strftime("%Y-%m-%dT%H%M%SZ-slowclients")
-    out.mkdir(parents=True, exist_ok=True)
-    raise_file_limit()
+    results = ResultSet("python -m bench.slowclients", "slowclients", arguments, args.out, suffix="-slowclients")
 
     # The servers that hold many requests at once: the one-at-a-time targets are stopped by a single slow client.
     targets = [t for s in args.scenarios for t in load_targets(s) if t.load == "full"]
-    document = {"metadata": metadata(arguments, "slowclients"), "results": []}
-    document["metadata"] |= {
-        "command": " ".join(["python -m bench.slowclients", *arguments]),
+    results.metadata |= {
         "threshold_seconds": args.threshold,
         "levels": args.levels,
         "probes": {
@@ -280,16 +274,15 @@ def main(argv: list[str] | None = None) -> int:
 
     def keep(record: dict, skipped: int = 0) -> None:
         record["ok"] = record["verified"] and record.get("recovered", True) is not False
-        document["results"].append(record)
+        results.add(record)
         progress.done += 1 + skipped
-        (out / "results.json").write_text(json.dumps(document, indent=2) + "\n")
 
     for scenario in dict.fromkeys(t.scenario for t in targets):
         progress.show(scenario, "building and starting")
         pending = [t for t in targets if t.scenario == scenario]
         try:
             with RunningScenario(scenario) as running:
-                document["metadata"]["packages"] |= image_packages(running)
+                results.metadata["packages"] |= image_packages(running)
                 while pending:
                     target = pending.pop(0)
                     progress.show(target.name, "verifying")
@@ -327,8 +320,8 @@ def main(argv: list[str] | None = None) -> int:
             for target in pending:
                 failed = {"verified": False, "problem": f"did not start: {str(error).splitlines()[0][:200]}"}
                 keep(describe(target) | failed, len(args.kinds) * len(args.levels) - 1)
-    report.render(out)
-    failures = sorted({r["target"] for r in document["results"] if not r["ok"]})
+    out = results.finish()
+    failures = sorted({r["target"] for r in results.document.results if not r["ok"]})
     print(f"\nresults in {out}: results.json, results.md" + (f"; NOT OK: {failures}" if failures else ""))
     return 1 if failures else 0
 

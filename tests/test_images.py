@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.compose import PROJECT_LABEL, docker
-from bench.run import cold_build
+from bench.images import cold_build
 
 UNLABELLED = "flask-playground-test/unlabelled"
 

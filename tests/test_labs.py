@@ -11,7 +11,7 @@ import pytest
 
 from bench import labs
 from bench.compose import RunningScenario
-from bench.run import choose_client
+from bench.measure import choose_client
 from bench.scenarios import LABS, ROOT, SCENARIOS, load_targets
 
 

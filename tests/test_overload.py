@@ -11,7 +11,7 @@ import pytest
 
 from bench.ab import parse_ab
 from bench.compose import RunningScenario, server_pids
-from bench.run import choose_client, run_ab
+from bench.measure import choose_client, run_loadgen
 from bench.scenarios import load_targets
 from tests.conftest import load
 
@@ -30,11 +30,11 @@ def test_clients_far_beyond_capacity_queue_and_the_server_survives(scenario_name
     # ab from a container on the scenario's network, straight to the server: through the published port,
     # Docker's userland proxy needs several file descriptors per client and, out of them, stops for good
     # (seen here past 4000 clients), which would test Docker, not the server.
-    choose_client("container")
+    client = choose_client("container")
     with RunningScenario(scenario_name) as running:
         processes = server_pids(running.main_pid("flask_app"))
         (target,) = load_targets(scenario_name)
-        _, output = run_ab(target, running, "container", CLIENTS, CLIENTS, DELAY)
+        _, output = run_loadgen(target, running, client, CLIENTS, CLIENTS, DELAY)
         result = parse_ab(output)
         # Every client answered, none refused: the ones beyond capacity waited in the listen backlog...
         assert (result.complete, result.failed, result.non2xx) == (CLIENTS, 0, 0), result

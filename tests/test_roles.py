@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import roles, run
+from bench import measure, roles, run
 from bench.compose import RunningScenario, compose_command
 from bench.roles import Engine, Roles, RolesScenario
 from bench.scenarios import REGISTRY, ROOT, load_targets
@@ -194,4 +194,4 @@ def test_cpusets_pin_each_role_on_one_engine() -> None:
         inside = ["python", "-c", "import os; print(sorted(os.sched_getaffinity(0)))"]
         command = [*running.loadgen_run("flask-playground/ab"), *inside]
         assert subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip() == "[0]"
-        assert run.verify(target, 0.2) is None
+        assert measure.verify(target, 0.2) is None

@@ -16,7 +16,7 @@ import requests
 import yaml
 
 from bench.compose import RunningScenario, compose_command, docker, server_pids
-from bench.run import cpu_ms_per_unit
+from bench.measure import cpu_ms_per_unit
 from bench.sampler import cpu_ticks
 from bench.scenarios import REGISTRY, ROOT, SCENARIOS, load_targets
 from tests.conftest import fetch, load

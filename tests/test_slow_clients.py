@@ -21,7 +21,7 @@ import pytest
 
 from bench import report
 from bench.compose import RunningScenario
-from bench.run import raise_file_limit
+from bench.resultset import raise_file_limit
 from bench.scenarios import SCENARIOS, Target, load_targets
 from bench.slowclients import KINDS, Hold, hold, recover
 
