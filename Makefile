@@ -6,7 +6,7 @@ PYTHON := $(VENV)/bin/python
 # N, C and DELAY pass on only when set: unset, each command uses the tutorial's load for each target.
 LOAD = $(if $(N),-n $(N)) $(if $(C),-c $(C)) $(if $(DELAY),--delay $(DELAY))
 BENCH = $(PYTHON) -m bench.run $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
-  $(if $(REPEAT),--repeat $(REPEAT)) $(if $(LOADGEN),--loadgen $(LOADGEN)) $(if $(CPU),--cpu $(CPU)) $(ROLES)
+  $(if $(REPEAT),--repeat $(REPEAT)) $(if $(RERUN),--rerun-unsteady $(RERUN)) $(if $(LOADGEN),--loadgen $(LOADGEN)) $(if $(CPU),--cpu $(CPU)) $(ROLES)
 # Each role on a Docker engine of its own, and on cores of its own (docs/several-machines.md); unset: all here.
 ROLES = $(if $(SERVER_HOST),--server-host $(SERVER_HOST)) $(if $(CLIENT_HOST),--client-host $(CLIENT_HOST)) \
   $(if $(DATABASE_HOST),--database-host $(DATABASE_HOST)) $(if $(BIND),--bind $(BIND)) \
@@ -39,7 +39,7 @@ ab: $(PYTHON) ## the tutorial's ab command against each port of S (N=2000 C=200 
 threads: $(PYTHON) ## OS threads of each server of the running scenario S (the tutorial's `top -H`)
 	$(PYTHON) -m bench threads $(S)
 
-bench: $(PYTHON) ## app images built cold, every scenario verified and loaded, into results/<time>/ (SCENARIOS= N= C= DELAY= CPU= OUT= CLIENT= LOADGEN=ab|hey|wrk ALSO="1000" REPEAT=3; SERVER_HOST= CLIENT_HOST= DATABASE_HOST= BIND= CPUSET_SERVER=...: docs/several-machines.md)
+bench: $(PYTHON) ## app images built cold, every scenario verified and loaded, into results/<time>/ (SCENARIOS= N= C= DELAY= CPU= OUT= CLIENT= LOADGEN=ab|hey|wrk ALSO="1000" REPEAT=3 RERUN=1; SERVER_HOST= CLIENT_HOST= DATABASE_HOST= BIND= CPUSET_SERVER=...: docs/several-machines.md)
 	$(BENCH) --client $(CLIENT) --cold-build $(LOAD) $(if $(ALSO),--also "$(ALSO)")
 
 sweep: $(PYTHON) ## the concurrent targets at 10, 50, 200, 500, 1000 clients (CONCURRENCIES="..." DELAY= OUT=)

@@ -180,6 +180,10 @@ class BenchRecord:
     steadiness: dict = field(default_factory=dict)  # the CPU probe around the measurement (bench/roles.py)
     survived: bool | None = None  # overload: did the target still answer after its first failing load
     repeat: int | None = None
+    # A re-run (--rerun-unsteady): the repeat whose unsteady record this one stands in for; that record keeps
+    # `superseded` and stays in results.json, out of the tables.
+    rerun_of: int | None = None
+    superseded: bool = False
     # What a mode adds to its records (the map: its label and settings; the harness: where each role ran).
     extra: dict = field(default_factory=dict)
     vs_reference: float | None = None
@@ -188,6 +192,10 @@ class BenchRecord:
     @property
     def ok(self) -> bool:
         return self.verified and not self.problem
+
+    @property
+    def unsteady(self) -> bool:
+        return self.steadiness.get("steady") is False
 
     @property
     def rps(self) -> float | None:
@@ -220,6 +228,10 @@ class BenchRecord:
             record["survived"] = self.survived
         if self.repeat is not None:
             record["repeat"] = self.repeat
+        if self.rerun_of is not None:
+            record["rerun_of"] = self.rerun_of
+        if self.superseded:
+            record["superseded"] = True
         record["ok"] = self.ok
         record |= self.extra
         if self.vs_reference is not None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from bench import roles
 from bench.images import cold_build
 from bench.loadgens import LOADGENS
-from bench.measure import BenchRecord, Load, choose_client, compare_to_reference, run_scenario
+from bench.measure import BenchRecord, Client, Load, choose_client, compare_to_reference, run_scenario
 from bench.resultset import Progress, ResultSet
 from bench.scenarios import LOADS, REFERENCE, SCENARIOS, Target, load_targets
 
@@ -45,6 +45,42 @@ def loads_of(targets: list[Target], args: argparse.Namespace) -> dict[str, list[
     }
 
 
+def rerun_unsteady(
+    records: list[BenchRecord], attempts: int, repeats: int, client: Client, results: ResultSet, progress: Progress,
+    placed: roles.Roles,
+) -> None:  # fmt: skip
+    """Each measurement during which the CPU's speed moved (bench/roles.py, steadiness) again, up to `attempts`
+    times: every attempt is one more round (its own repeat number) of slow_api alone at the loads concerned, then
+    the unsteady targets, so each re-run has a reference of its own moment. The unsteady record stays in the set,
+    `superseded`; the tables count the re-run in its place."""
+    for attempt in range(attempts):
+        unsteady = [r for r in records if r.unsteady and not r.superseded and r.target.scenario != REFERENCE]
+        if not unsteady:
+            return
+        repeat = repeats + attempt
+        progress.total += len(unsteady)
+        print(f"re-running {len(unsteady)} unsteady measurements (attempt {attempt + 1} of {attempts})", flush=True)
+        (reference,) = map(placed.addressed, load_targets(REFERENCE))
+        loads = list(dict.fromkeys(replace(r.load, cpu=0) for r in unsteady))
+        progress.total += len(loads)
+        rounds = [(REFERENCE, [(reference, load) for load in loads], [])]
+        for scenario in dict.fromkeys(r.target.scenario for r in unsteady):
+            mine = [r for r in unsteady if r.target.scenario == scenario]
+            rounds.append((scenario, [(r.target, r.load) for r in mine], mine))
+        for scenario, runs, replaced in rounds:
+            for index, record in enumerate(run_scenario(scenario, runs, client, results.metadata["packages"], progress,
+                                                        placed=placed)):  # fmt: skip
+                record.repeat, record.extra["roles"] = repeat, results.metadata["roles"]
+                if replaced:
+                    replaced[index].superseded = True
+                    record.rerun_of = replaced[index].repeat
+                else:
+                    record.extra["rerun_reference"] = True  # the re-runs' yardstick, not one of the reference's runs
+                records.append(record)
+                results.add(record)
+                progress.done += 1
+
+
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
     parser.add_argument("--scenarios", nargs="*", default=list(SCENARIOS), choices=SCENARIOS, metavar="SCENARIO")
@@ -61,6 +97,10 @@ def parser() -> argparse.ArgumentParser:
         "--also", type=concurrencies, default=[], help="bench: also these client counts for each concurrent target"
     )
     parser.add_argument("--repeat", type=int, default=1, help="run the whole matrix this many times, interleaved")
+    parser.add_argument(
+        "--rerun-unsteady", type=int, default=0, metavar="K",
+        help="bench: measure a run again, at most K times, while the CPU probe says the machine's speed moved",
+    )  # fmt: skip
     parser.add_argument("--no-reference", action="store_true", help="leave out slow_api alone, the same-run reference")
     parser.add_argument("--cold-build", action="store_true", help="first time a no-cache build of every app image")
     parser.add_argument("--out", type=Path)
@@ -111,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
                 progress.done += 1
                 verdict = "ok" if record.ok else f"NOT OK: {record.problem}"
                 print(f"    {record.rps or '-'} requests/s, {verdict}", flush=True)
+    if not args.overload:  # overload has no reference, and its failures are the finding
+        rerun_unsteady(records, args.rerun_unsteady, args.repeat, client, results, progress, placed)
     compare_to_reference(records)
     out = results.finish()
     failures = [r.target.name for r in records if not r.ok]
