@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import run
+from bench import roles, run
 from bench.ab import ab_command, parse_ab
 from bench.ceiling import ceiling_rps, naive_ceiling_rps
 from bench.loadgens import LOADGENS
@@ -121,6 +121,31 @@ def test_ab_from_a_container_on_the_scenario_network(tmp_path: Path) -> None:
     )
     assert 0 < record["rps"] <= 1.01 * record["ceiling_rps"], record
     assert record["vs_reference"] == round(record["rps"] / reference["rps"], 3), record
+
+
+@pytest.mark.docker
+def test_unsteady_measurements_are_measured_again_with_a_reference_of_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RERUN=1: a measurement during which the CPU probe moved is measured once more, after slow_api alone at the same
+    load. A machine that never moves cannot be ordered here: a threshold below 1 makes every measurement unsteady."""
+    monkeypatch.setattr(roles, "UNSTEADY_FACTOR", 0.5)
+    arguments = ["--scenarios", "async-gevent-gunicorn", "-n", "20", "-c", "10", "--delay", "0.3", "--client", "host"]
+    assert run.main([*arguments, "--rerun-unsteady", "1", "--out", str(tmp_path)]) == 0
+    records = json.loads((tmp_path / "results.json").read_text())["results"]
+    marks = [
+        (r["target"], r["repeat"], r.get("superseded"), r.get("rerun_of"), r.get("rerun_reference")) for r in records
+    ]
+    assert marks == [
+        ("slow_api-alone", 0, None, None, None), ("gunicorn-gevent", 0, True, None, None),
+        ("slow_api-alone", 1, None, None, True), ("gunicorn-gevent", 1, None, 0, None),
+    ]  # fmt: skip
+    assert all(record["steady"] is False and record["ok"] for record in records), records
+    reference, rerun = records[2:]
+    assert rerun["vs_reference"] == round(rerun["rps"] / reference["rps"], 3), rerun
+    # The tables count the re-run in the unsteady one's place: one row per target, from one run each.
+    table = (tmp_path / "results.md").read_text()
+    assert table.count("| gunicorn-gevent |") == 1 and table.count("| slow_api-alone |") == 1, table
 
 
 @pytest.mark.docker
