@@ -14,6 +14,7 @@ from bench import roles, run
 from bench.ab import ab_command, parse_ab
 from bench.ceiling import ceiling_rps, naive_ceiling_rps
 from bench.loadgens import LOADGENS
+from bench.report import summarise
 from tests.conftest import SlowApiProcess
 
 RECORD_KEYS = {
@@ -144,8 +145,9 @@ def test_unsteady_measurements_are_measured_again_with_a_reference_of_their_own(
     reference, rerun = records[2:]
     assert rerun["vs_reference"] == round(rerun["rps"] / reference["rps"], 3), rerun
     # The tables count the re-run in the unsteady one's place: one row per target, from one run each.
-    table = (tmp_path / "results.md").read_text()
-    assert table.count("| gunicorn-gevent |") == 1 and table.count("| slow_api-alone |") == 1, table
+    rows = {row["target"]: row for row in summarise(records)}
+    assert (rows["gunicorn-gevent"]["runs"], rows["gunicorn-gevent"]["rps"]) == (1, rerun["rps"]), rows
+    assert (rows["slow_api-alone"]["runs"], rows["slow_api-alone"]["rps"]) == (1, records[0]["rps"]), rows
 
 
 @pytest.mark.docker
