@@ -36,7 +36,7 @@ from bench.compose import RunningScenario, ScenarioError, docker, server_pids
 from bench.measure import choose_client, image_packages
 from bench.resultset import Progress, ResultSet
 from bench.sampler import CLIENT_BACKEND, Sampler
-from bench.scenarios import ROOT, Target, _interpolate
+from bench.scenarios import ROOT, Target, interpolate
 
 SCENARIO = "bookstore"
 COMPOSE_FILE = ROOT / "bookstore.yml"
@@ -240,7 +240,7 @@ def bookstore_targets(environment: dict[str, str]) -> list[Target]:
     document = yaml.safe_load(COMPOSE_FILE.read_text())
     settings = {**os.environ, **environment}
     return [
-        Target(scenario=SCENARIO, **{key: _interpolate(value, settings) for key, value in entry.items()})
+        Target(scenario=SCENARIO, **{key: interpolate(value, settings) for key, value in entry.items()})
         for entry in document["x-targets"]
     ]
 

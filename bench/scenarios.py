@@ -195,7 +195,7 @@ def compose_file(scenario: str) -> Path:
     return REGISTRY[scenario].file
 
 
-def _interpolate(value: object, environment: dict[str, str]) -> object:
+def interpolate(value: object, environment: dict[str, str]) -> object:
     if not isinstance(value, str):
         return value
     text = _VARIABLE.sub(lambda m: environment.get(m[1]) or (m[2] or ""), value)
@@ -208,7 +208,7 @@ def load_targets(scenario: str, environment: dict[str, str] | None = None) -> li
     document = yaml.safe_load(compose_file(scenario).read_text())
     settings = {**os.environ, **(environment or {})}
     return [
-        Target(scenario=scenario, **{key: _interpolate(value, settings) for key, value in entry.items()})
+        Target(scenario=scenario, **{key: interpolate(value, settings) for key, value in entry.items()})
         for entry in document["x-targets"]
     ]
 

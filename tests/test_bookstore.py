@@ -24,7 +24,7 @@ import yaml
 
 from bench.compose import RunningScenario
 from bench.sampler import pg_client_sessions
-from bench.scenarios import ROOT, Target, _interpolate
+from bench.scenarios import ROOT, Target, interpolate
 
 pytestmark = pytest.mark.docker
 
@@ -41,7 +41,7 @@ TOTAL_POOL = 96  # the six targets' db_pool together
 def bookstore_targets() -> list[Target]:
     document = yaml.safe_load(COMPOSE_FILE.read_text())
     return [
-        Target(scenario="bookstore", **{key: _interpolate(value, {}) for key, value in entry.items()})
+        Target(scenario="bookstore", **{key: interpolate(value, {}) for key, value in entry.items()})
         for entry in document["x-targets"]
     ]
 
