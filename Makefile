@@ -39,8 +39,8 @@ ab: $(PYTHON) ## the tutorial's ab command against each port of S (N=2000 C=200 
 threads: $(PYTHON) ## OS threads of each server of the running scenario S (the tutorial's `top -H`)
 	$(PYTHON) -m bench threads $(S)
 
-bench: $(PYTHON) ## app images built cold, every scenario verified and loaded, into results/<time>/ (SCENARIOS= N= C= DELAY= CPU= OUT= CLIENT= LOADGEN=ab|hey|wrk ALSO="1000" REPEAT=3 RERUN=1; SERVER_HOST= CLIENT_HOST= DATABASE_HOST= BIND= CPUSET_SERVER=...: docs/several-machines.md)
-	$(BENCH) --client $(CLIENT) --cold-build $(LOAD) $(if $(ALSO),--also "$(ALSO)")
+bench: $(PYTHON) ## app images built cold, every scenario verified and loaded, into results/<time>/ (SCENARIOS= N= C= DELAY= CPU= OUT= CLIENT= LOADGEN=ab|hey|wrk ALSO="1000" REPEAT=3 RERUN=1 VARIANT="WORKER_CONNECTIONS=1000"; SERVER_HOST= CLIENT_HOST= DATABASE_HOST= BIND= CPUSET_SERVER=...: docs/several-machines.md)
+	$(BENCH) --client $(CLIENT) --cold-build $(LOAD) $(if $(ALSO),--also "$(ALSO)") $(if $(VARIANT),--variant "$(VARIANT)")
 
 sweep: $(PYTHON) ## the concurrent targets at 10, 50, 200, 500, 1000 clients (CONCURRENCIES="..." DELAY= OUT=)
 	$(BENCH) --client $(CLIENT) --sweep "$(or $(CONCURRENCIES),10 50 200 500 1000)" $(if $(DELAY),--delay $(DELAY))

@@ -125,6 +125,12 @@ def app_settings(running: RunningScenario, service: str) -> dict[str, str]:
     return {name: value for name, value in pairs if name in APP_SETTINGS}
 
 
+def server_command(running: RunningScenario, service: str) -> list[str]:
+    """The command the service's container runs, as Compose filled in its settings."""
+    container = running.container_ids()[service]
+    return json.loads(running.docker(service, "inspect", "--format", "{{json .Config.Cmd}}", container)) or []
+
+
 def image_packages(running: RunningScenario) -> dict[str, list[str]]:
     """The Python packages as installed in each app image, read from the running containers."""
     packages = {}
@@ -173,6 +179,7 @@ class BenchRecord:
     ceiling_rps: float
     ceiling_naive_rps: float
     app_settings: dict[str, str] | None = None  # None: the scenario did not start
+    server_command: list[str] | None = None
     threads_idle: int | None = None
     verified: bool = False
     problem: str | None = None
@@ -217,6 +224,8 @@ class BenchRecord:
         }
         if self.app_settings is not None:
             record["app_settings"] = self.app_settings
+        if self.server_command is not None:
+            record["server_command"] = self.server_command
         if self.threads_idle is not None:
             record["threads_idle"] = self.threads_idle
         record |= {"verified": self.verified, "problem": self.problem}
@@ -334,6 +343,7 @@ def run_scenario(
                     unit_ms[target.service] = cpu_ms_per_unit(running, target.service)
                 record = describe(target, load, client, unit_ms.get(target.service) if load.cpu else None)
                 record.app_settings = app_settings(running, target.service)
+                record.server_command = server_command(running, target.service)
                 # Before any request: what the server holds when nothing happens.
                 if running.on_this_machine(target.service):
                     record.threads_idle = os_threads(server_pids(running.main_pid(target.service)))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bench import roles
@@ -31,6 +31,13 @@ def concurrencies(text: str) -> list[int]:
     return sorted(int(c) for c in text.replace(",", " ").split())
 
 
+def settings(text: str) -> dict[str, str]:
+    pairs = [pair.split("=", 1) for pair in text.split()]
+    if not pairs or any(len(pair) != 2 or not pair[0].isupper() for pair in pairs):
+        raise argparse.ArgumentTypeError(f"settings are NAME=VALUE pairs, such as WORKER_CONNECTIONS=1000: {text!r}")
+    return dict(pairs)
+
+
 def loads_of(targets: list[Target], args: argparse.Namespace) -> dict[str, list[Load]]:
     """Each target's loads, in the order they run."""
     if args.sweep:
@@ -45,9 +52,39 @@ def loads_of(targets: list[Target], args: argparse.Namespace) -> dict[str, list[
     }
 
 
+@dataclass(frozen=True)
+class Start:
+    """A scenario started once for some of the targets: its name, and the settings put in its environment (none:
+    as its file says)."""
+
+    scenario: str
+    settings: tuple[tuple[str, str], ...] = ()
+
+
+def measure_all(
+    starts: dict[str, Start], loads: dict[str, list[Load]], targets: list[Target], repeat: int, client: Client,
+    results: ResultSet, progress: Progress, placed: roles.Roles, overload: bool = False,
+) -> list[BenchRecord]:  # fmt: skip
+    """Every target at each of its loads, one start of its scenario per Start, in the order the targets come."""
+    records = []
+    for start in dict.fromkeys(starts[t.name] for t in targets):
+        runs = [(t, load) for t in targets if starts[t.name] == start for load in loads[t.name]]
+        packages, environment = results.metadata["packages"], dict(start.settings)
+        for record in run_scenario(start.scenario, runs, client, packages, progress, overload, environment, placed):
+            record.repeat, record.extra["roles"] = repeat, results.metadata["roles"]
+            if environment:
+                record.extra["settings"] = environment
+            records.append(record)
+            results.add(record)
+            progress.done += 1
+            verdict = "ok" if record.ok else f"NOT OK: {record.problem}"
+            print(f"    {record.rps or '-'} requests/s, {verdict}", flush=True)
+    return records
+
+
 def rerun_unsteady(
-    records: list[BenchRecord], attempts: int, repeats: int, client: Client, results: ResultSet, progress: Progress,
-    placed: roles.Roles,
+    records: list[BenchRecord], attempts: int, starts: dict[str, Start], client: Client, results: ResultSet,
+    progress: Progress, placed: roles.Roles,
 ) -> None:  # fmt: skip
     """Each measurement during which the CPU's speed moved (bench/roles.py, steadiness) again, up to `attempts`
     times: every attempt is one more round (its own repeat number) of slow_api alone at the loads concerned, then
@@ -57,28 +94,22 @@ def rerun_unsteady(
         unsteady = [r for r in records if r.unsteady and not r.superseded and r.target.scenario != REFERENCE]
         if not unsteady:
             return
-        repeat = repeats + attempt
-        progress.total += len(unsteady)
         print(f"re-running {len(unsteady)} unsteady measurements (attempt {attempt + 1} of {attempts})", flush=True)
         (reference,) = map(placed.addressed, load_targets(REFERENCE))
-        loads = list(dict.fromkeys(replace(r.load, cpu=0) for r in unsteady))
-        progress.total += len(loads)
-        rounds = [(REFERENCE, [(reference, load) for load in loads], [])]
-        for scenario in dict.fromkeys(r.target.scenario for r in unsteady):
-            mine = [r for r in unsteady if r.target.scenario == scenario]
-            rounds.append((scenario, [(r.target, r.load) for r in mine], mine))
-        for scenario, runs, replaced in rounds:
-            for index, record in enumerate(run_scenario(scenario, runs, client, results.metadata["packages"], progress,
-                                                        placed=placed)):  # fmt: skip
-                record.repeat, record.extra["roles"] = repeat, results.metadata["roles"]
-                if replaced:
-                    replaced[index].superseded = True
-                    record.rerun_of = replaced[index].repeat
-                else:
-                    record.extra["rerun_reference"] = True  # the re-runs' yardstick, not one of the reference's runs
-                records.append(record)
-                results.add(record)
-                progress.done += 1
+        loads = {reference.name: list(dict.fromkeys(replace(r.load, cpu=0) for r in unsteady))}
+        for record in unsteady:
+            loads.setdefault(record.target.name, []).append(record.load)
+        targets = [reference, *dict.fromkeys(r.target for r in unsteady)]
+        progress.total += sum(len(target_loads) for target_loads in loads.values())
+        repeat = max(r.repeat or 0 for r in records) + 1
+        rerun = measure_all(starts, loads, targets, repeat, client, results, progress, placed)
+        for record in rerun:
+            if record.target.scenario == REFERENCE:
+                record.extra["rerun_reference"] = True  # the re-runs' yardstick, not one of the reference's runs
+                continue
+            replaced = next(r for r in unsteady if (r.target, r.load) == (record.target, record.load))
+            replaced.superseded, record.rerun_of = True, replaced.repeat
+        records += rerun
 
 
 def parser() -> argparse.ArgumentParser:
@@ -101,6 +132,10 @@ def parser() -> argparse.ArgumentParser:
         "--rerun-unsteady", type=int, default=0, metavar="K",
         help="bench: measure a run again, at most K times, while the CPU probe says the machine's speed moved",
     )  # fmt: skip
+    parser.add_argument(
+        "--variant", type=settings, metavar="NAME=VALUE ...",
+        help="bench: each scenario also started with these settings (e.g. WORKER_CONNECTIONS=1000), in the same run",
+    )  # fmt: skip
     parser.add_argument("--no-reference", action="store_true", help="leave out slow_api alone, the same-run reference")
     parser.add_argument("--cold-build", action="store_true", help="first time a no-cache build of every app image")
     parser.add_argument("--out", type=Path)
@@ -120,8 +155,18 @@ def main(argv: list[str] | None = None) -> int:
         roles.copy_images([client.loadgen.image], placed.client)
 
     levels = args.sweep or args.overload
-    targets = [t for t in (t for s in args.scenarios for t in load_targets(s)) if not levels or t.load == "full"]
-    targets = [placed.addressed(target) for target in targets]
+    # Each scenario as its file says, then, with --variant, again with those settings: one run compares the two.
+    starts: dict[str, Start] = {}
+    targets = []
+    for environment in [{}, *([args.variant] if args.variant else [])]:
+        for scenario in args.scenarios:
+            for target in load_targets(scenario, environment):
+                if environment:
+                    label = " ".join(f"{name}={value}" for name, value in environment.items())
+                    target = replace(target, name=f"{target.name} {label}")
+                if not levels or target.load == "full":
+                    targets.append(placed.addressed(target))
+                    starts[target.name] = Start(scenario, tuple(environment.items()))
     loads = loads_of(targets, args)
     if not args.overload and not args.no_reference:
         # slow_api alone, first, at every load the targets get (it has no CPU work to do): the yardstick this
@@ -130,29 +175,20 @@ def main(argv: list[str] | None = None) -> int:
         every_load = (replace(load, cpu=0) for target_loads in loads.values() for load in target_loads)
         loads[reference.name] = list(dict.fromkeys(every_load))
         targets.insert(0, reference)
+        starts[reference.name] = Start(REFERENCE)
     results.metadata["repeat"] = args.repeat
     # Where each role ran: its engine and its machine's cores, kernel and CPU model (all the local one by default).
-    results.metadata["roles"] = where = roles.describe_roles(placed)
+    results.metadata["roles"] = roles.describe_roles(placed)
     if args.cold_build:
         print("building every app image without cache", flush=True)
         results.metadata["images"] = cold_build()
     progress = Progress(args.repeat * sum(len(target_loads) for target_loads in loads.values()))
     records: list[BenchRecord] = []
-
     # Repeats go round the whole matrix (a, b, c, a, b, c), so that the machine's drift hits every target alike.
     for repeat in range(args.repeat):
-        for scenario in dict.fromkeys(t.scenario for t in targets):
-            runs = [(t, load) for t in targets if t.scenario == scenario for load in loads[t.name]]
-            packages = results.metadata["packages"]
-            for record in run_scenario(scenario, runs, client, packages, progress, bool(args.overload), placed=placed):
-                record.repeat, record.extra["roles"] = repeat, where
-                records.append(record)
-                results.add(record)
-                progress.done += 1
-                verdict = "ok" if record.ok else f"NOT OK: {record.problem}"
-                print(f"    {record.rps or '-'} requests/s, {verdict}", flush=True)
+        records += measure_all(starts, loads, targets, repeat, client, results, progress, placed, bool(args.overload))
     if not args.overload:  # overload has no reference, and its failures are the finding
-        rerun_unsteady(records, args.rerun_unsteady, args.repeat, client, results, progress, placed)
+        rerun_unsteady(records, args.rerun_unsteady, starts, client, results, progress, placed)
     compare_to_reference(records)
     out = results.finish()
     failures = [r.target.name for r in records if not r.ok]

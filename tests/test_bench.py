@@ -151,6 +151,22 @@ def test_unsteady_measurements_are_measured_again_with_a_reference_of_their_own(
 
 
 @pytest.mark.docker
+def test_a_variant_runs_beside_the_file_s_settings(tmp_path: Path) -> None:
+    """--variant: the scenario once as its file says and once with the settings, in one run, each record named
+    after what it ran, and the server started with what the record says."""
+    arguments = ["--scenarios", "sync-gunicorn", "-n", "20", "-c", "10", "--delay", "0.3", "--no-reference"]
+    assert run.main([*arguments, "--variant", "WORKER_CONNECTIONS=1000", "--out", str(tmp_path)]) == 0
+    plain, variant = json.loads((tmp_path / "results.json").read_text())["results"]
+    assert (plain["target"], variant["target"]) == ("gunicorn-sync", "gunicorn-sync WORKER_CONNECTIONS=1000")
+    assert "settings" not in plain and variant["settings"] == {"WORKER_CONNECTIONS": "1000"}
+    connections = [record["server_command"][record["server_command"].index("--worker-connections") + 1]
+                   for record in (plain, variant)]  # fmt: skip
+    assert connections == ["50", "1000"], connections
+    assert plain["ok"] and variant["ok"], (plain, variant)
+    assert "gunicorn-sync WORKER_CONNECTIONS=1000" in (tmp_path / "results.md").read_text()
+
+
+@pytest.mark.docker
 def test_hey_from_a_container_keeps_its_connections(tmp_path: Path) -> None:
     arguments = ["--scenarios", "async-gevent-gunicorn", "-n", "20", "-c", "10", "--delay", "0.3", "--no-reference"]
     assert run.main([*arguments, "--client", "container", "--loadgen", "hey", "--out", str(tmp_path)]) == 0
