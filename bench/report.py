@@ -70,7 +70,9 @@ def _median(values: list[float]) -> float:
 
 def summarise(records: list[dict]) -> list[dict]:
     """One row per target and load: with repeats (REPEAT=k), the run with the median throughput, and the
-    spread of all k runs beside it. A load that failed in any run shows that failure."""
+    spread of all k runs beside it. A load that failed in any run shows that failure. A run measured again
+    because the CPU moved (RERUN=k) counts by its re-run only, and the reference re-measured for it is not a row."""
+    records = [r for r in records if not r.get("superseded") and not r.get("rerun_reference")]
     groups: dict[tuple, list[dict]] = {}
     for record in records:
         key = (record["scenario"], record["target"], record["n"], record["c"], record["delay"], record["client"])

@@ -71,12 +71,9 @@ class ResultSet:
         self.out.mkdir(parents=True, exist_ok=True)
         raise_file_limit()
         self.document = document.Document(metadata(program, arguments, mode))
+        self.metadata = self.document.metadata  # the same dict: a mode adds to it as it learns more
         self.records: list[Record | dict] = []
         self.started = time.monotonic()
-
-    @property
-    def metadata(self) -> dict:
-        return self.document.metadata
 
     @property
     def minutes(self) -> float:
