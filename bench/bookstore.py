@@ -31,7 +31,7 @@ from pathlib import Path
 import requests
 import yaml
 
-from bench import bookstore_report, pgbench, wrk
+from bench import pgbench, wrk
 from bench.compose import RunningScenario, ScenarioError, docker, server_pids
 from bench.measure import choose_client, image_packages
 from bench.resultset import Progress, ResultSet
@@ -540,12 +540,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loads", nargs="*", default=list(BY_NAME), choices=BY_NAME, metavar="LOAD")
     parser.add_argument("--seconds", type=int, default=SECONDS, help="of wrk, and of pgbench, per measurement")
     parser.add_argument("--out", type=Path)
-    parser.add_argument("--render", type=Path, help="only render this result set again")
     arguments = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(arguments)
-    if args.render:
-        bookstore_report.render(args.render)
-        return 0
     environment = {"BOOKSTORE_SCALE": str(args.scale)}
     every = bookstore_targets(environment)
     unknown = set(args.targets or []) - {target.name for target in every}

@@ -1,19 +1,17 @@
 """A `make bookstore` set rendered from OUT/results.json alone: results.md (each target and load beside the database
-alone), two charts, and index.html through the harness's page (bench/html_report.py): `python -m bench.report OUT`."""
+alone), two charts, and index.html through the harness's page (bench/html_report.py)."""
 
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib
+import matplotlib.pyplot as plt
 
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-
-from bench import html_report, report  # noqa: E402
+from bench import html_report, pages
+from bench.document import Document
 
 COLUMNS = (
     "load", "target", "server", "mode", "clients → database", "requests/s", "database alone, tps",
@@ -45,7 +43,7 @@ def _number(value: float | None, form: str = "{:.2f}") -> str:
 
 
 def _rps(value: float | None) -> str:
-    return "–" if value is None else report._rps(value)
+    return "–" if value is None else pages.rps(value)
 
 
 def _errors(record: dict) -> str:
@@ -86,11 +84,6 @@ def _detail_row(record: dict) -> list[str]:
         _number(record["app_rss_mb_peak"], "{:.0f}"), _number(record["pg_memory_mb_peak"], "{:.0f}"),
         str(record["app_threads_peak"]), writes, probe, _number(record["machine_busy"], "{:.0%}"),
     ]  # fmt: skip
-
-
-def _markdown(columns: tuple[str, ...], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    return lines + ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
 
 
 def ordered(records: list[dict]) -> list[dict]:
@@ -142,10 +135,7 @@ def _share_chart(records: list[dict], metadata: dict, path: Path) -> None:
         axes.set_xlim(0, max(1.3, *(1.25 * (r.get("vs_database") or 0) for r in records)))
     panels[-1].set_xlabel("requests per second as a share of the database alone (pgbench, same SQL, same clients)")
     figure.suptitle("The bookstore served each way, against what Postgres alone does with the same SQL", fontsize=10)
-    report._footer(figure, metadata)
-    figure.tight_layout(rect=(0, 0.03, 1, 1))
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    pages.save(figure, metadata, path)
 
 
 def _cpu_chart(records: list[dict], metadata: dict, path: Path) -> None:
@@ -171,10 +161,7 @@ def _cpu_chart(records: list[dict], metadata: dict, path: Path) -> None:
     panels[0].legend(fontsize=7, loc="lower right")
     panels[-1].set_xlabel("CPU milliseconds per request (all cores)")
     figure.suptitle("Where the time goes: CPU per request in the app and in Postgres", fontsize=10)
-    report._footer(figure, metadata)
-    figure.tight_layout(rect=(0, 0.03, 1, 1))
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    pages.save(figure, metadata, path)
 
 
 def _database_line(metadata: dict) -> str:
@@ -223,53 +210,36 @@ def _commands(records: list[dict]) -> str:
     return f"<ol>{items}</ol>"
 
 
-def render(out: Path) -> None:
-    document = json.loads((out / "results.json").read_text())
-    metadata, records = document["metadata"], ordered(document["results"])
+def render(out: Path, document: Document) -> None:
+    metadata, records = document.metadata, ordered(document.results)
     _share_chart(records, metadata, out / CHARTS[0])
     _cpu_chart(records, metadata, out / CHARTS[1])
-    packages = "\n".join(f"- `{image}`: {' '.join(names)}" for image, names in metadata["packages"].items())
     lines = [
-        "# The bookstore against the database alone",
-        "",
-        f"`{metadata['command']}`",
-        "",
-        f"{metadata['date']}, git {metadata['git_commit']}: {metadata['cpu_count']} cores, Linux {metadata['kernel']},"
-        f" Docker {metadata['docker_version']}, Compose {metadata['compose_version']}."
-        + (f" Took {metadata['minutes']} min." if metadata.get("minutes") else ""),
+        *pages.head("The bookstore against the database alone", metadata, pages.took(metadata)),
         "",
         _database_line(metadata),
         "",
         verdict(records),
         "",
-        *_markdown(COLUMNS, [_row(record) for record in records]),
+        pages.markdown_table(COLUMNS, [_row(record) for record in records]),
         "",
-        *_markdown(DETAIL_COLUMNS, [_detail_row(record) for record in records]),
+        pages.markdown_table(DETAIL_COLUMNS, [_detail_row(record) for record in records]),
         "",
         METHOD,
         "",
         *(f"![{chart}]({chart})" for chart in CHARTS),
         "",
-        "Packages in the images:",
-        "",
-        packages,
-        "",
+        *pages.packages(metadata),
     ]
     (out / "results.md").write_text("\n".join(lines))
-    page = html_report.PAGE.substitute(
-        title=html.escape(out.resolve().name),
+    html_report.write(
+        out, metadata, "bookstore",
         heading="The bookstore against the database alone",
-        command=html.escape(str(metadata.get("command", "–"))),
-        metadata=html_report._metadata(metadata, "bookstore"),
-        verdict=html_report._inline(verdict(records)) + "<br>" + html.escape(_database_line(metadata)),
-        summary="",
-        sorting=html_report.SORTING,
-        table=html_report._table(COLUMNS, [_row(r) for r in records], records, SORT_KEYS)
+        verdict=html_report.inline(verdict(records)) + "<br>" + html.escape(_database_line(metadata)),
+        table=html_report.table(COLUMNS, [_row(r) for r in records], records, SORT_KEYS)
         + "<h2>Memory, writes and the machine</h2>"
-        + html_report._table(DETAIL_COLUMNS, [_detail_row(r) for r in records], records, SORT_KEYS),
-        ceiling=html.escape(METHOD),
-        charts="\n".join(html_report._chart(out / chart) for chart in CHARTS),
+        + html_report.table(DETAIL_COLUMNS, [_detail_row(r) for r in records], records, SORT_KEYS),
+        note=html.escape(METHOD),
+        charts="\n".join(html_report.chart(out / chart) for chart in CHARTS),
         commands=_commands(records),
-        packages=html_report._packages(metadata),
-    )
-    (out / "index.html").write_text(page)
+    )  # fmt: skip

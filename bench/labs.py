@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import statistics
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.compose import RunningScenario, ScenarioError
+from bench.labs_report import COLUMNS, cell
 from bench.loadgens import LOADGENS
 from bench.measure import choose_client, cpu_ms_per_unit, image_packages
 from bench.resultset import Progress, ResultSet
@@ -205,76 +205,6 @@ MEASURE: dict[str, Callable[[RunningScenario], list[dict]]] = {
     "small-backlog": small_backlog,
     "cpu-starvation": cpu_starvation,
 }
-
-
-# What results.md shows of each lab, column by column: (heading, the record's key).
-AT_ONCE = [
-    ("requests at once", "n"),
-    ("delay, s", "delay"),
-    ("answered", "answered"),
-    ("all answered after, s", "elapsed_s"),
-    ("delays", "delays"),
-    ("serial ratio", "serial_ratio"),
-    ("MonkeyPatchWarnings", "monkeypatch_warnings"),
-]
-COLUMNS = {
-    "late-patch": AT_ONCE,
-    "blocking-call": AT_ONCE,
-    "pool-default": [
-        ("requests at once", "n"), ("answered", "answered"), ("each round took, s", "elapsed_s"),
-        ("took 1.5 delays or more", "slow_requests"), ("connections opened", "connections_opened"),
-        ("pool-full warnings", "pool_full_warnings"),
-    ],
-    "small-backlog": [
-        ("connections", "n"), ("answered", "answered"), ("failures", "failures"),
-        ("connect over 1 s", "connects_over_1s"), ("longest connect, s", "connect_max_s"),
-        ("p50, s", "p50_s"), ("longest, s", "max_s"),
-        ("ListenOverflows", "ListenOverflows"), ("ListenDrops", "ListenDrops"),
-    ],
-    "cpu-starvation": [
-        ("ms per unit", "cpu_ms_per_unit"), ("heavy request, s", "heavy_s"), ("cheap requests", "cheap"),
-        ("cheap p50, s", "cheap_p50_s"), ("cheap longest, s", "cheap_max_s"), ("held up > 0.3 s", "cheap_held_up"),
-        ("each cheap request, s", "cheap_s"),
-    ],
-}  # fmt: skip
-
-
-def cell(value: object) -> str:
-    if isinstance(value, dict):
-        return ", ".join(f"{count} {kind}" for kind, count in value.items()) or "none"
-    if isinstance(value, list):
-        return ", ".join(str(item) for item in value)
-    return "–" if value is None else str(value)
-
-
-def render(document: dict) -> str:
-    meta = document["metadata"]
-    lines = [
-        "# Failure labs",
-        "",
-        f"`{meta['command']}`",
-        "",
-        f"{meta['date']}, git {meta['git_commit']}: {meta['cpu_count']} cores, Linux {meta['kernel']},"
-        f" Docker {meta['docker_version']}, Compose {meta['compose_version']}. docs/labs.md explains each lab.",
-    ]
-    for lab in dict.fromkeys(record["lab"] for record in document["results"]):
-        records = [record for record in document["results"] if record["lab"] == lab]
-        columns = COLUMNS[lab]
-        lines += ["", f"## {lab}", "", f"`docker compose -f labs/{lab}.yml up --build`", ""]
-        lines += ["| target | variant | setting | " + " | ".join(heading for heading, _ in columns) + " |"]
-        lines += ["|---" * (3 + len(columns)) + "|"]
-        for record in records:
-            values = [record["target"], record["variant"], record["setting"], *(record.get(k) for _, k in columns)]
-            lines += ["| " + " | ".join(cell(value) for value in values) + " |"]
-        if "per_round" in records[0]:
-            lines += ["", f"{len(records[0]['per_round'])} rounds in a row, one figure per round."]
-        lines += ["", "Commands:", ""]
-        # Each record keeps its own command; shown from this folder, which `docker run --volume` needs absolute.
-        commands = [
-            (record["target"], shlex.join(record["commands"][0]).replace(meta["root"], "$PWD")) for record in records
-        ]
-        lines += [f"- {target}: `{command}`" for target, command in commands]
-    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,7 @@
 """`make latency`: each concurrent target under an open-loop load at fixed rates, from a quarter of what it
 sustains in a closed loop to half again as much; latency percentiles against the offered rate, one record per
 target and rate in OUT/results.json (mode "latency"), rendered to a table and the "hockey stick" chart by
-bench/report.py.
+bench/latency_report.py.
 
 The rates are fractions of a base rate measured first for each target, in the same run: hey, a closed loop
 that opens all its connections at once (bench/hey.py), sends 3 rounds from as many clients as the target holds

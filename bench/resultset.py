@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
-from bench import document, report
+from bench import document, render
 from bench.compose import compose_command, docker
 from bench.scenarios import ROOT
 
@@ -90,5 +90,5 @@ class ResultSet:
     def finish(self) -> Path:
         """The last write, then the set rendered from results.json alone."""
         self.save()
-        report.render(self.out)
+        render.render(self.out)
         return self.out

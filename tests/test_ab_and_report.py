@@ -18,7 +18,8 @@ import pytest
 
 from bench.ab import parse_ab
 from bench.ceiling import ceiling_rps, efficiency, naive_ceiling_rps
-from bench.report import COLUMNS, _row, render, summarise
+from bench.render import render
+from bench.report import COLUMNS, row, summarise
 
 OUTPUTS = Path(__file__).parent / "ab_outputs"
 
@@ -161,5 +162,5 @@ def test_repeats_give_the_median_with_its_spread_and_mark_overlaps() -> None:
     assert a["within_spread_of"] == ["b"] and b["within_spread_of"] == ["a"] and c["within_spread_of"] == []
     # One failed run fails the row: a reader must not see a median that hides it.
     assert not d["ok"] and "within_spread_of" not in d
-    assert _row(a)[COLUMNS.index("requests/s")] == "110.0 (100.0–120.0)"
-    assert _row(a)[COLUMNS.index("within spread of")] == "b" and _row(c)[COLUMNS.index("within spread of")] == "none"
+    assert row(a)[COLUMNS.index("requests/s")] == "110.0 (100.0–120.0)"
+    assert row(a)[COLUMNS.index("within spread of")] == "b" and row(c)[COLUMNS.index("within spread of")] == "none"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench import bookstore, bookstore_report, pgbench
-from bench.report import render
+from bench.render import render
 
 OUTPUTS = Path(__file__).parent / "loadgen_outputs"
 SCALE = 2100  # the size tests/test_bookstore.py uses: one small volume for both
@@ -195,7 +195,7 @@ def test_a_set_renders_from_its_json_alone(tmp_path: Path) -> None:
         record("bookstore-gunicorn-gevent", "slow", 9.0, 10.0),
     ]
     (tmp_path / "results.json").write_text(json.dumps({"metadata": metadata, "results": records}))
-    render(tmp_path)  # python -m bench.report OUT: the bookstore's own tables and charts
+    render(tmp_path)  # python -m bench.render OUT: the bookstore's own tables and charts
     markdown = (tmp_path / "results.md").read_text()
     assert "| author | bookstore-gunicorn-gevent | gunicorn | gevent | 32 → 16 | 400.0 | 4000.0 | 10% |" in markdown
     assert "| slow | bookstore-gunicorn-gevent | gunicorn | gevent | 32 → 16 | 9.00 | 10.0 | 90% |" in markdown

@@ -14,7 +14,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-from bench.report import render
+from bench.render import render
 
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 needs_chromium = pytest.mark.skipif(
@@ -167,7 +167,7 @@ RESULTS = Path(__file__).parent.parent / "results"
 
 
 def render_committed(tmp_path: Path, result_set: str) -> Path:
-    """A committed set's page rendered again from its results.json alone, as `python -m bench.report` does."""
+    """A committed set's page rendered again from its results.json alone, as `python -m bench.render` does."""
     folder = tmp_path / result_set
     folder.mkdir()
     (folder / "results.json").write_text((RESULTS / result_set / "results.json").read_text())

@@ -5,12 +5,11 @@ against side by side, never a speed target.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from bench import labs
+from bench import labs, labs_report
 from bench.compose import RunningScenario
+from bench.document import read
 from bench.measure import choose_client
 from bench.scenarios import LABS, ROOT, SCENARIOS, load_targets
 
@@ -109,6 +108,6 @@ def test_cpu_starvation(client: None) -> None:
 
 def test_committed_results_md_is_rendered_from_results_json() -> None:
     folder = ROOT / "results" / "2026-11-23-labs"
-    document = json.loads((folder / "results.json").read_text())
-    assert {record["lab"] for record in document["results"]} == set(LABS)
-    assert labs.render(document) == (folder / "results.md").read_text()
+    document = read(folder)
+    assert {record["lab"] for record in document.results} == set(LABS)
+    assert labs_report.markdown(document) == (folder / "results.md").read_text()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench import latency
-from bench.report import render
+from bench.render import render
 
 RECORD_KEYS = {
     "scenario", "target", "server", "mode", "workers", "threads_per_worker", "gevent_cores", "concurrency", "delay",

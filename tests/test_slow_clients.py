@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from bench import report
 from bench.compose import RunningScenario
+from bench.render import render
 from bench.resultset import raise_file_limit
 from bench.scenarios import SCENARIOS, Target, load_targets
 from bench.slowclients import KINDS, Hold, hold, recover
@@ -137,7 +137,7 @@ def test_the_report_names_the_first_delayed_level_per_kind(tmp_path: Path) -> No
         "probes": {"per_level": 1, "settle_seconds": 1.0, "spacing_seconds": 1.0, "timeout_seconds": 7.0},
     }  # fmt: skip
     (tmp_path / "results.json").write_text(json.dumps({"metadata": metadata, "results": records}))
-    report.render(tmp_path)
+    render(tmp_path)
     markdown = (tmp_path / "results.md").read_text()
     cells = [
         "gunicorn-sync",

@@ -1,0 +1,76 @@
+"""What every result page shares, whatever the mode: the heading with the command and the machine, the list of
+packages, the chart's footer and how a chart is saved, a Markdown table, and the few cells every table writes the
+same way (a target's label, how many requests it holds at once, a throughput)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def head(title: str, metadata: dict, after: str = "") -> list[str]:
+    """The first lines of every results.md: its title, the command that made the set, and the machine it ran on
+    (`after` ends that line: how long the run took, where to read more)."""
+    return [
+        f"# {title}",
+        "",
+        f"`{metadata['command']}`",
+        "",
+        f"{metadata['date']}, git {metadata['git_commit']}: {metadata['cpu_count']} cores, Linux {metadata['kernel']},"
+        f" Docker {metadata['docker_version']}, Compose {metadata['compose_version']}.{after}",
+    ]
+
+
+def took(metadata: dict) -> str:
+    return f" Took {metadata['minutes']} min." if metadata.get("minutes") else ""
+
+
+def packages(metadata: dict) -> list[str]:
+    """The last lines of every results.md: the packages each image held."""
+    listed = "\n".join(f"- `{image}`: {' '.join(names)}" for image, names in metadata["packages"].items())
+    return ["Packages in the images:", "", listed, ""]
+
+
+def markdown_table(header: list[str] | tuple[str, ...], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    # A "|" in a cell (an unexpected body, a Docker error) would otherwise start a new column.
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def footer(figure: plt.Figure, metadata: dict) -> None:
+    """Every chart says when, on how many cores and by which command it was measured: it travels without its page."""
+    figure.text(0.01, 0.005, f"{metadata['date']}, {metadata['cpu_count']} cores: {metadata['command']}", fontsize=7)
+
+
+def save(figure: plt.Figure, metadata: dict, path: Path) -> None:
+    footer(figure, metadata)
+    figure.tight_layout(rect=(0, 0.03, 1, 1))  # room for the footer
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def rps(value: float) -> str:
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}"
+
+
+def label(record: dict) -> str:
+    name = f"{record['scenario']} / {record['target']}" if record["scenario"] != record["target"] else record["target"]
+    return f"{name}, {record['c']} clients"
+
+
+def at_once(record: dict) -> str:
+    """How many requests a target holds at once, as its settings say: "4 x 50 threads", "1 x unbounded tasks"."""
+    per_worker = record["threads_per_worker"] if record["mode"] == "sync" else record["gevent_cores"]
+    unit = {"sync": "threads", "gevent": "greenlets"}.get(record["mode"], "tasks")
+    return f"{record['workers']} x {per_worker if per_worker is not None else 'unbounded'} {unit}"
+
+
+def holds_at_once(record: dict) -> float:
+    """The number behind at_once, to sort by: unbounded sorts last."""
+    per_worker = record["threads_per_worker"] if record["mode"] == "sync" else record["gevent_cores"]
+    return record["workers"] * per_worker if per_worker is not None else float("inf")
