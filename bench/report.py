@@ -64,10 +64,10 @@ def summarise(records: list[dict]) -> list[dict]:
     for runs in groups.values():
         failed = [run for run in runs if not run["ok"]]
         if failed:
-            summary.append(failed[0] | {"runs": len(runs)})
+            summary.append(failed[0] | {"runs": len(runs)} | steadiness(runs))
             continue
         by_rps = sorted(runs, key=lambda run: run["rps"])
-        row = by_rps[(len(by_rps) - 1) // 2] | {"runs": len(runs)}
+        row = by_rps[(len(by_rps) - 1) // 2] | {"runs": len(runs)} | steadiness(runs)
         median = median_of([run["rps"] for run in runs])
         row |= {"rps_median": median, "rps_min": by_rps[0]["rps"], "rps_max": by_rps[-1]["rps"]}
         row["efficiency"] = round(efficiency(median, row["ceiling_rps"]), 3)
@@ -85,6 +85,34 @@ def summarise(records: list[dict]) -> list[dict]:
                 and other["rps_min"] <= row["rps_max"] and row["rps_min"] <= other["rps_max"]
             ]  # fmt: skip
     return summary
+
+
+def steadiness(runs: list[dict]) -> dict:
+    """How many of a row's runs kept the CPU's speed (make bench probes it around each measurement), and the most
+    the probe moved in any of them. Nothing for sets from before the probe."""
+    probed = [run for run in runs if "steady" in run]
+    if not probed:
+        return {}
+    moved = [max(run["cpu_probe_moved"].values()) for run in probed if run.get("cpu_probe_moved")]
+    return {"steady_runs": sum(run["steady"] is True for run in probed), "probed_runs": len(probed),
+            "cpu_moved": max(moved, default=None)}  # fmt: skip
+
+
+def columns(records: list[dict]) -> tuple[str, ...]:
+    """The table's columns: "CPU steady" only for a set whose runs were probed."""
+    return COLUMNS + (STEADY,) if any("steady" in record for record in records) else COLUMNS
+
+
+STEADY = "CPU steady"
+
+
+def steady_cell(record: dict) -> str:
+    """yes, or no and by how much the probe moved; with repeats, how many of the runs were steady."""
+    steady, runs, moved = record["steady_runs"], record["probed_runs"], record.get("cpu_moved")
+    by = f" (x{moved:.2f})" if moved is not None and steady < runs else ""
+    if runs == 1:
+        return "yes" if steady else f"no{by}"
+    return f"{steady} of {runs}{by}"
 
 
 def requests_cell(record: dict) -> str:
@@ -121,11 +149,12 @@ def row(record: dict) -> list[str]:
         value("failed"), value("non2xx"), threads, value("rss_mb_peak", "{:.0f}"),
         per_request_ms(record["cpu_seconds"], record) if measured else "–", others(record) if measured else "–",
         value("machine_busy", "{:.0%}"),
-    ]  # fmt: skip
+    ] + ([steady_cell(record)] if "probed_runs" in record else [])  # fmt: skip
 
 
 def table(records: list[dict]) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    header = columns(records)
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     # A "|" in a cell (an unexpected body, a Docker error) would otherwise start a new column.
     lines += [
         "| " + " | ".join(cell.replace("|", "\\|") for cell in row(record)) + " |" for record in summarise(records)
@@ -298,7 +327,36 @@ def verdict(mode: str, records: list[dict]) -> str:
     if mode == "overload":  # failures are what overload looks for; the summary says where each server's came
         return "Each target given more and more clients, one request each, until a request failed."
     not_ok = [record["target"] for record in records if not record["ok"]]
-    return f"**Not OK: {', '.join(not_ok)}**" if not_ok else "Every target verified, no failed or non-2xx request."
+    said = f"**Not OK: {', '.join(not_ok)}**" if not_ok else "Every target verified, no failed or non-2xx request."
+    counted = [r for r in records if "steady" in r and not r.get("superseded") and not r.get("rerun_reference")]
+    unsteady = [record for record in counted if not record["steady"]]
+    if unsteady:
+        said += (
+            f" {len(unsteady)} of {len(counted)} measurements ran while the CPU changed speed ({STEADY}: no): read"
+            " their figures with more doubt than the rest."
+        )
+    return said
+
+
+def roles_line(metadata: dict) -> str:
+    """Where the server, the load generator and the database ran: engines, cores, one machine or several."""
+    roles = metadata.get("roles")
+    if not roles:
+        return ""
+    placed = []
+    for role in ("server", "client", "database"):
+        facts = roles.get(role) or {}
+        cores = f" (cores {facts['cpuset']})" if facts.get("cpuset") else ""
+        placed.append(f"{role} on {facts.get('engine_name') or facts.get('engine', '?')}{cores}")
+    first = roles.get("server") or {}
+    machine = f"{first.get('cores')} cores, {first.get('cpu_model')}"
+    if roles.get("one_machine"):
+        where = f"all on one machine ({machine})"
+    elif roles.get("shared_machine"):
+        where = "two of them on one machine"
+    else:
+        where = "each on a machine of its own"
+    return f"Roles: {', '.join(placed)}; {where}."
 
 
 # What each numeric column sorts by in index.html: the number behind the cell, never its text ("4 x 50 threads",
@@ -319,6 +377,7 @@ SORT_KEYS: dict[str, Callable[[dict], float | None]] = {
     "app CPU ms / request": lambda record: 1000 * record["cpu_seconds"] / completed(record),
     "other CPU ms / request": lambda record: 1000 * others_seconds(record) / completed(record),
     "machine busy": lambda record: record.get("machine_busy"),
+    STEADY: lambda record: record.get("cpu_moved"),
 }
 
 
@@ -341,6 +400,7 @@ def render(out: Path, document: Document) -> None:
     lines = [
         *pages.head(title(metadata, records), metadata),
         "",
+        *([roles_line(metadata), ""] if metadata.get("roles") else []),
         verdict(mode, records),
         "",
         *summary,
@@ -358,9 +418,10 @@ def render(out: Path, document: Document) -> None:
     html_report.write(
         out, metadata, mode,
         heading=title(metadata, records),
-        verdict=html_report.inline(verdict(mode, records)),
+        verdict=html_report.inline(verdict(mode, records))
+        + (f"<br>{html.escape(roles_line(metadata))}" if metadata.get("roles") else ""),
         summary=overload,
-        table=html_report.table(COLUMNS, [row(record) for record in rows], rows, SORT_KEYS),
+        table=html_report.table(columns(records), [row(record) for record in rows], rows, SORT_KEYS),
         note=html.escape(ceiling_notes(records)),
         charts="\n".join(html_report.chart(out / chart) for chart in charts if (out / chart).exists()),
         commands=html_report.commands(records),

@@ -22,6 +22,7 @@ from bench.render import render
 from bench.report import COLUMNS, row, summarise
 
 OUTPUTS = Path(__file__).parent / "ab_outputs"
+RESULTS = Path(__file__).parent.parent / "results"
 
 
 def parsed(name: str):
@@ -164,3 +165,44 @@ def test_repeats_give_the_median_with_its_spread_and_mark_overlaps() -> None:
     assert not d["ok"] and "within_spread_of" not in d
     assert row(a)[COLUMNS.index("requests/s")] == "110.0 (100.0–120.0)"
     assert row(a)[COLUMNS.index("within spread of")] == "b" and row(c)[COLUMNS.index("within spread of")] == "none"
+
+
+def test_a_probed_set_says_how_steady_the_cpu_was_and_where_the_roles_ran(tmp_path: Path) -> None:
+    """make bench probes the CPU around each run: the table says per row how many runs kept its speed, the verdict
+    counts the ones that did not, and the page says where server, client and database ran."""
+
+    def probed(target: str, repeat: int, moved: float) -> dict:
+        factors = {"server": moved, "client": 1.0, "database": 1.0}
+        return record(target, True, repeat=repeat, cpu_probe_moved=factors, steady=moved <= 1.25)
+
+    runs = [probed("a", 0, 1.1), probed("a", 1, 1.31), probed("a", 2, 1.0), probed("b", 0, 1.02)]
+    facts = {"engine": "local", "engine_name": "vm", "cores": 2, "cpu_model": "AMD EPYC"}
+    roles = {"server": facts | {"cpuset": "1"}, "client": facts | {"cpuset": "0"}, "database": facts}
+    metadata = METADATA | {"repeat": 3, "roles": roles | {"one_machine": True, "shared_machine": True}}
+    (tmp_path / "results.json").write_text(json.dumps({"metadata": metadata, "results": runs}))
+    render(tmp_path)
+    markdown = (tmp_path / "results.md").read_text()
+    header = next(line for line in markdown.splitlines() if line.startswith("| scenario"))
+    assert header.endswith("| CPU steady |")
+    cells = {
+        line.split(" | ")[1]: line.split(" | ")[-1] for line in markdown.splitlines() if "| sync-gunicorn |" in line
+    }
+    assert cells == {"a": "2 of 3 (x1.31) |", "b": "yes |"}
+    assert "1 of 4 measurements ran while the CPU changed speed" in markdown
+    assert "Roles: server on vm (cores 1), client on vm (cores 0), database on vm; all on one machine" in markdown
+    # A set from before the probe keeps the table it had.
+    (tmp_path / "results.json").write_text(json.dumps({"metadata": METADATA, "results": [record("a", True)]}))
+    render(tmp_path)
+    assert "CPU steady" not in (tmp_path / "results.md").read_text()
+
+
+@pytest.mark.parametrize("result_set", sorted(path.parent.name for path in RESULTS.glob("*/results.json")))
+def test_every_committed_set_renders_to_what_is_committed(tmp_path: Path, result_set: str) -> None:
+    """The pages of a committed set are what its results.json renders to today: the renderer may change, the
+    numbers a reader sees may not (charts are drawn too, and compared by what the page shows of them)."""
+    folder = tmp_path / result_set  # the page names its set by its folder
+    folder.mkdir()
+    (folder / "results.json").write_text((RESULTS / result_set / "results.json").read_text())
+    render(folder)
+    for name in ("results.md", "index.html"):
+        assert (folder / name).read_text() == (RESULTS / result_set / name).read_text(), name
