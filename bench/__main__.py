@@ -8,7 +8,8 @@ import subprocess
 import sys
 
 from bench.ab import ab_command
-from bench.compose import RunningScenario, os_threads, server_pids
+from bench.compose import RunningScenario
+from bench.sampler import os_threads, server_pids
 from bench.scenarios import LOADS, REGISTRY, load_targets
 
 

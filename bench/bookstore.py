@@ -32,10 +32,10 @@ import requests
 import yaml
 
 from bench import pgbench, wrk
-from bench.compose import RunningScenario, ScenarioError, docker, server_pids
+from bench.compose import RunningScenario, ScenarioError, docker
 from bench.measure import choose_client, image_packages
 from bench.resultset import Progress, ResultSet
-from bench.sampler import CLIENT_BACKEND, Sampler
+from bench.sampler import CLIENT_BACKEND, Sampler, server_pids
 from bench.scenarios import ROOT, Target, interpolate
 
 SCENARIO = "bookstore"

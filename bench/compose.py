@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import shutil
@@ -150,38 +149,10 @@ class RunningScenario:
     def on_this_machine(self, service: str) -> bool:
         return True
 
+    def docker_cli(self, service: str) -> list[str]:
+        """The docker command that reaches the engine the service runs on."""
+        return ["docker"]
+
     def loadgen_run(self, image: str) -> list[str]:
         """`docker run` of a load generator's container on the scenario's network."""
         return ["docker", "run", "--rm", "--network", self.network(), image]
-
-
-def server_pids(main_pid: int) -> list[int]:
-    """Host PIDs of a server: the container's main process and its descendants, less the init process that
-    `init: true` puts in front. Healthcheck probes are not descendants, so they are not counted."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError):
-            # The command name, in parentheses, may hold spaces: the parent PID is the 2nd field after it.
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    tree, frontier = [main_pid], [main_pid]
-    while frontier:
-        frontier = [child for pid in frontier for child in children.get(pid, [])]
-        tree += frontier
-    return [pid for pid in tree if _command_name(pid) not in ("docker-init", "tini")]
-
-
-def _command_name(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return ""
-
-
-def os_threads(pids: list[int]) -> int:
-    """OS threads of these processes, read from /proc on the host: nothing runs inside to count itself."""
-    total = 0
-    for pid in pids:
-        with contextlib.suppress(FileNotFoundError):  # the process ended between listing and counting
-            total += len(os.listdir(f"/proc/{pid}/task"))
-    return total

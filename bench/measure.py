@@ -6,7 +6,6 @@ A mode declares its targets and loads and calls run_scenario(); it never runs a 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import resource
@@ -20,10 +19,10 @@ import requests
 
 from bench import roles
 from bench.ceiling import cpu_bound_rps, efficiency, naive_ceiling_rps
-from bench.compose import RunningScenario, ScenarioError, os_threads, remove_replaced_images, server_pids
+from bench.compose import RunningScenario, ScenarioError, remove_replaced_images
 from bench.loadgens import LOADGENS, LoadGenerator
 from bench.resultset import Progress
-from bench.sampler import Sampler, alive, docker_proxy_pids
+from bench.sampler import EngineSampler, Sampler, alive, docker_proxy_pids, os_threads, server_pids
 from bench.scenarios import REFERENCE, ROOT, Target
 
 # The app's settings that change its speed; each record keeps their values as the container had them.
@@ -264,29 +263,50 @@ def describe(target: Target, load: Load, client: Client, cpu_ms_per_unit: float 
     return BenchRecord(target, load, client, cpu_ms_per_unit, round(ceiling, 2), round(naive, 2))
 
 
+def idle_threads(running: RunningScenario, service: str) -> int | None:
+    """The server's OS threads before any request: from this machine's /proc, or through the server's engine."""
+    main_pid = running.main_pid(service)
+    if running.on_this_machine(service):
+        return os_threads(server_pids(main_pid))
+    with EngineSampler(running.docker_cli(service), main_pid) as sampler:
+        pass  # its first sample is all it takes
+    return sampler.usage.threads_peak if sampler.problem is None else None
+
+
 def measure(record: BenchRecord, running: RunningScenario) -> Measurement:
     """The load generator's figures and the server's usage during the load, or the problem that spoiled them."""
     target, load, client = record.target, record.load, record.client
     services = running.container_ids()
-    # The sampler reads /proc: it sees the processes of the engines on this machine (all of them without roles).
-    here = {service for service in services if running.on_this_machine(service)}
-    server_pid = running.main_pid(target.service) if target.service in here else None
-    postgres_pid = running.main_pid("postgres") if "postgres" in here else None
-    # Everything else on a request's path, whose CPU time is spent on the same two cores.
+    # The sampler reads /proc on the server's machine: here directly, or through the server's engine in a
+    # container that sees that machine's processes (bench/sampler.py, EngineSampler).
+    server_cli, local = running.docker_cli(target.service), running.on_this_machine(target.service)
+    near = {
+        service for service in services
+        if (running.on_this_machine(service) if local else running.docker_cli(service) == server_cli)
+    }  # fmt: skip
+    server_pid = running.main_pid(target.service)
+    postgres_pid = running.main_pid("postgres") if "postgres" in near else None
+    # Everything else on a request's path on the same machine, whose CPU time is spent on the same cores.
     others = {
         service: [running.main_pid(service)]
         for service in ("slow_api", "nginx", "postgres")
-        if service in here and service != target.service
+        if service in near and service != target.service
     }
-    if client.place == "host":
+    if client.place == "host" and local:
         others["docker-proxy"] = docker_proxy_pids()
     loadgen_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    sampler = Sampler(server_pid, postgres_pid, others) if server_pid else None
-    with sampler or contextlib.nullcontext():
+    sampler: Sampler | EngineSampler = (
+        Sampler(server_pid, postgres_pid, others)
+        if local
+        else EngineSampler(server_cli, server_pid, postgres_pid, others)
+    )
+    with sampler:
         command, output = run_loadgen(target, running, client, load.n, load.c, load.delay, load.cpu)
     loadgen_after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    usage = asdict(sampler.usage) if sampler else {"not_sampled": "the server is on another machine"}
-    if client.place == "host":
+    problem = getattr(sampler, "problem", None)
+    usage = {"not_sampled": problem} if problem else asdict(sampler.usage)
+    usage["sampled_on"] = "this machine" if local else " ".join(server_cli)
+    if client.place == "host" and "cpu_seconds_others" in usage:
         spent = loadgen_after.ru_utime + loadgen_after.ru_stime - loadgen_before.ru_utime - loadgen_before.ru_stime
         usage["cpu_seconds_others"][client.loadgen.name] = round(spent, 2)
     measured = Measurement(" ".join(command), usage)
@@ -345,8 +365,7 @@ def run_scenario(
                 record.app_settings = app_settings(running, target.service)
                 record.server_command = server_command(running, target.service)
                 # Before any request: what the server holds when nothing happens.
-                if running.on_this_machine(target.service):
-                    record.threads_idle = os_threads(server_pids(running.main_pid(target.service)))
+                record.threads_idle = idle_threads(running, target.service)
                 progress.show(label, "verifying")
                 record.problem = verify(target, load.delay, load.cpu)
                 record.verified = record.problem is None

@@ -376,6 +376,9 @@ class RolesScenario(RunningScenario):
     def main_pid(self, service: str) -> int:
         return int(self.docker(service, "inspect", "--format", "{{.State.Pid}}", self.container_ids()[service]))
 
+    def docker_cli(self, service: str) -> list[str]:
+        return self.engine_of(service).cli()
+
     def on_this_machine(self, service: str) -> bool:
         """Whether the service's processes are in this machine's /proc, where the sampler reads them."""
         return _machine_of(self.engine_of(service)) == this_machine()

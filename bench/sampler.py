@@ -1,17 +1,22 @@
-"""Samples a server's processes from the host's /proc while a load runs: OS threads, memory, CPU time; and
-the CPU time of everything else on the request's path (slow_api, Nginx, docker-proxy) and of the machine."""
+"""Samples a server's processes from /proc while a load runs: OS threads, memory, CPU time; and the CPU time of
+everything else on the request's path (slow_api, Nginx, docker-proxy) and of the machine.
+
+On this machine it reads the host's /proc. For a server on another machine's engine (SERVER_HOST=), EngineSampler
+runs this same file in a container there (`--pid host`: that machine's /proc), so the columns stay filled. The file
+uses the standard library alone for that reason: it is all the container gets."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
+import subprocess
+import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import TracebackType
-
-from bench.compose import os_threads, server_pids
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # A Postgres backend serving a client names the client's address and port in its title.
@@ -27,6 +32,38 @@ class Usage:
     # The other processes on the request's path, by name ("slow_api", "nginx", "docker-proxy").
     cpu_seconds_others: dict[str, float] = field(default_factory=dict)
     machine_busy: float = 0.0  # share of all the machine's CPU time spent busy during the load, 0 to 1
+
+
+def server_pids(main_pid: int) -> list[int]:
+    """Host PIDs of a server: the container's main process and its descendants, less the init process that
+    `init: true` puts in front. Healthcheck probes are not descendants, so they are not counted."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            # The command name, in parentheses, may hold spaces: the parent PID is the 2nd field after it.
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    tree, frontier = [main_pid], [main_pid]
+    while frontier:
+        frontier = [child for pid in frontier for child in children.get(pid, [])]
+        tree += frontier
+    return [pid for pid in tree if command_name(pid) not in ("docker-init", "tini")]
+
+
+def command_name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def os_threads(pids: list[int]) -> int:
+    """OS threads of these processes, read from /proc on the host: nothing runs inside to count itself."""
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(FileNotFoundError):  # the process ended between listing and counting
+            total += len(os.listdir(f"/proc/{pid}/task"))
+    return total
 
 
 def cpu_ticks(pid: int) -> int:
@@ -153,3 +190,72 @@ class Sampler:
         usage.rss_mb_peak = max(usage.rss_mb_peak, round(rss_kb / 1024, 1))
         if self.postgres_pid and usage.pg_sessions_peak is not None:
             usage.pg_sessions_peak = max(usage.pg_sessions_peak, pg_client_sessions(self.postgres_pid))
+
+
+# The image the sampler runs in on another engine: the apps' base, copied there with the apps (stdlib Python only).
+SAMPLER_IMAGE = "python:3.13-slim"
+READY = "sampling"
+
+
+class EngineSampler:
+    """The Sampler run through a Docker engine (`docker_cli`, e.g. ["docker", "--host", "ssh://server"]): a
+    container with that machine's PIDs, fed this file, that samples until its stdin closes and then prints the
+    usage as JSON. PIDs are that machine's, as `docker inspect` on that engine gives them."""
+
+    def __init__(
+        self,
+        docker_cli: list[str],
+        server_pid: int,
+        postgres_pid: int | None = None,
+        others: dict[str, list[int]] | None = None,
+        timeout: float = 60.0,
+    ) -> None:
+        self.command = [
+            *docker_cli, "run", "-i", "--rm", "--pid", "host", "--network", "none", SAMPLER_IMAGE, "python", "-c",
+            Path(__file__).read_text(), json.dumps({"server": server_pid, "postgres": postgres_pid, "others": others}),
+        ]  # fmt: skip
+        self.timeout = timeout
+        self.usage = Usage()
+        self.problem: str | None = None
+        self._process: subprocess.Popen | None = None
+
+    def __enter__(self) -> EngineSampler:
+        self._process = subprocess.Popen(
+            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        # Its first sample is taken before the load starts: wait for it, as the sampler here does.
+        first = self._process.stdout.readline().strip() if self._process.stdout else ""
+        if first != READY:  # the columns say why they are empty; the load still runs
+            self._process.kill()
+            _, errors = self._process.communicate(timeout=self.timeout)
+            self.problem = f"the sampler on the server's engine did not start: {errors.strip()[-300:]}"
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if self._process is None or self.problem:
+            return
+        try:
+            output, errors = self._process.communicate(input="", timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.communicate()
+            self.problem = f"the sampler on the server's engine gave no answer in {self.timeout:g} s"
+            return
+        try:
+            self.usage = Usage(**json.loads(output.strip().splitlines()[-1]))
+        except (ValueError, IndexError, TypeError):
+            self.problem = f"the sampler on the server's engine failed: {errors.strip()[-300:]}"
+
+
+def sample_until_stdin_closes(config: dict) -> None:
+    """EngineSampler's other end, in the container: sample from the first sample to the end of stdin."""
+    with Sampler(config["server"], config.get("postgres"), config.get("others")) as sampler:
+        print(READY, flush=True)
+        sys.stdin.read()
+    print(json.dumps(asdict(sampler.usage)), flush=True)
+
+
+if __name__ == "__main__":
+    sample_until_stdin_closes(json.loads(sys.argv[1]))

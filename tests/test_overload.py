@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 
 from bench.ab import parse_ab
-from bench.compose import RunningScenario, server_pids
+from bench.compose import RunningScenario
 from bench.measure import choose_client, run_loadgen
+from bench.sampler import server_pids
 from bench.scenarios import load_targets
 from tests.conftest import load
 

@@ -15,6 +15,7 @@ import pytest
 from bench import measure, roles, run
 from bench.compose import RunningScenario, compose_command
 from bench.roles import Engine, Roles, RolesScenario
+from bench.sampler import SAMPLER_IMAGE, EngineSampler, Sampler
 from bench.scenarios import REGISTRY, ROOT, load_targets
 from tests import engines
 
@@ -176,6 +177,32 @@ def test_a_gevent_scenario_and_the_postgres_bonus_across_three_engines(extra_eng
     assert started[client.socket] and not any(name.startswith(projects) for name in started[client.socket])
     # Postgres's sessions, counted from its processes: the app's pool connected across to it.
     assert records["psycopg3-after-patch"]["pg_sessions_peak"] >= 1
+    # The server ran on this machine: its processes were read from this machine's /proc.
+    assert all(record["sampled_on"] == "this machine" for record in records.values()), records
+
+
+@pytest.mark.docker
+def test_a_server_on_another_engine_is_sampled_through_that_engine(extra_engines) -> None:
+    """A server on another machine's engine is out of this machine's /proc: the harness samples it in a container
+    on that engine (EngineSampler). This engine runs on this machine, so both ways can read the same process here,
+    and must agree: its threads exactly, its memory closely, its CPU time both well above nothing."""
+    engine = Engine(extra_engines[1].socket)
+    roles.copy_images([SAMPLER_IMAGE], engine)
+    busy = "import threading, time\nfor _ in range(6): threading.Thread(target=time.sleep, args=(600,)).start()\n"
+    busy += "x = 0\nwhile True: x += 1\n"  # 7 threads, one of them always on the CPU
+    started = [*engine.cli(), "run", "-d", "--rm", "--network", "none", SAMPLER_IMAGE, "python", "-c", busy]
+    container = subprocess.run(started, check=True, capture_output=True, text=True).stdout.strip()
+    try:
+        inspect = [*engine.cli(), "inspect", "--format", "{{.State.Pid}}", container]
+        pid = int(subprocess.run(inspect, check=True, capture_output=True, text=True).stdout)
+        with EngineSampler(engine.cli(), pid) as there, Sampler(pid) as here:
+            time.sleep(1.5)  # the window both sample over, not a wait for anything
+        assert there.problem is None, there.problem
+        assert there.usage.threads_peak == here.usage.threads_peak == 7, (there.usage, here.usage)
+        assert there.usage.rss_mb_peak > 0 and abs(there.usage.rss_mb_peak - here.usage.rss_mb_peak) < 2
+        assert there.usage.cpu_seconds >= 0.3 and here.usage.cpu_seconds >= 0.3, (there.usage, here.usage)
+    finally:
+        subprocess.run([*engine.cli(), "rm", "--force", container], capture_output=True)
 
 
 @pytest.mark.docker

@@ -15,9 +15,9 @@ import pytest
 import requests
 import yaml
 
-from bench.compose import RunningScenario, compose_command, docker, server_pids
+from bench.compose import RunningScenario, compose_command, docker
 from bench.measure import cpu_ms_per_unit
-from bench.sampler import cpu_ticks
+from bench.sampler import cpu_ticks, server_pids
 from bench.scenarios import REGISTRY, ROOT, SCENARIOS, load_targets
 from tests.conftest import fetch, load
 
