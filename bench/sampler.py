@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import re
+import select
 import subprocess
 import sys
 import threading
@@ -223,8 +224,10 @@ class EngineSampler:
         self._process = subprocess.Popen(
             self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
-        # Its first sample is taken before the load starts: wait for it, as the sampler here does.
-        first = self._process.stdout.readline().strip() if self._process.stdout else ""
+        # Its first sample is taken before the load starts: wait for it (bounded), as the sampler here does.
+        assert self._process.stdout is not None
+        ready, _, _ = select.select([self._process.stdout], [], [], self.timeout)
+        first = self._process.stdout.readline().strip() if ready else ""
         if first != READY:  # the columns say why they are empty; the load still runs
             self._process.kill()
             _, errors = self._process.communicate(timeout=self.timeout)
