@@ -39,12 +39,6 @@ def row(record: dict) -> list[str]:
     ]  # fmt: skip
 
 
-def table(records: list[dict]) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row(r)) + " |" for r in records]
-    return "\n".join(lines)
-
-
 # One panel per way of holding requests: sixteen targets on one chart repeat colours and hide each other.
 MODE_TITLES = {"sync": "threads", "gevent": "gevent", "asyncio": "asyncio"}
 
@@ -126,7 +120,7 @@ def render(out: Path, document: Document) -> None:
         "",
         verdict(records),
         "",
-        table(records),
+        pages.markdown_table(COLUMNS, [row(record) for record in records]),
         "",
         NOTE,
         "",

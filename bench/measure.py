@@ -303,8 +303,7 @@ def measure(record: BenchRecord, running: RunningScenario) -> Measurement:
     with sampler:
         command, output = run_loadgen(target, running, client, load.n, load.c, load.delay, load.cpu)
     loadgen_after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    problem = getattr(sampler, "problem", None)
-    usage = {"not_sampled": problem} if problem else asdict(sampler.usage)
+    usage = {"not_sampled": sampler.problem} if sampler.problem else asdict(sampler.usage)
     usage["sampled_on"] = "this machine" if local else " ".join(server_cli)
     if client.place == "host" and "cpu_seconds_others" in usage:
         spent = loadgen_after.ru_utime + loadgen_after.ru_stime - loadgen_before.ru_utime - loadgen_before.ru_stime

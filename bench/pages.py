@@ -63,14 +63,20 @@ def label(record: dict) -> str:
     return f"{name}, {record['c']} clients"
 
 
+def per_worker(record: dict) -> int | None:
+    """Requests one worker holds at once: its threads, or its greenlets; None for unbounded (asyncio, a thread
+    per request)."""
+    return record["threads_per_worker"] if record["mode"] == "sync" else record["gevent_cores"]
+
+
 def at_once(record: dict) -> str:
     """How many requests a target holds at once, as its settings say: "4 x 50 threads", "1 x unbounded tasks"."""
-    per_worker = record["threads_per_worker"] if record["mode"] == "sync" else record["gevent_cores"]
+    each = per_worker(record)
     unit = {"sync": "threads", "gevent": "greenlets"}.get(record["mode"], "tasks")
-    return f"{record['workers']} x {per_worker if per_worker is not None else 'unbounded'} {unit}"
+    return f"{record['workers']} x {each if each is not None else 'unbounded'} {unit}"
 
 
 def holds_at_once(record: dict) -> float:
     """The number behind at_once, to sort by: unbounded sorts last."""
-    per_worker = record["threads_per_worker"] if record["mode"] == "sync" else record["gevent_cores"]
-    return record["workers"] * per_worker if per_worker is not None else float("inf")
+    each = per_worker(record)
+    return record["workers"] * each if each is not None else float("inf")

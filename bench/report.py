@@ -33,7 +33,7 @@ MODE_COLORS = {"sync": "tab:orange", "gevent": "tab:blue", "asyncio": "tab:green
 def per_request_ms(seconds: float, record: dict) -> str:
     # CPU time comes in ticks of 10 ms: over fewer than 100 requests, a share per request means nothing.
     # wrk runs for a time: what it completed, not the requests asked for.
-    return f"{1000 * seconds / (record.get('complete') or record['n']):.2f}" if record["n"] >= 100 else "–"
+    return f"{1000 * seconds / completed(record):.2f}" if record["n"] >= 100 else "–"
 
 
 def others(record: dict) -> str:
@@ -51,13 +51,18 @@ def median_of(values: list[float]) -> float:
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
+def counted(records: list[dict]) -> list[dict]:
+    """The runs the tables count: a run measured again because the CPU moved (RERUN=k) counts by its re-run, and
+    the reference re-measured for that re-run is not a target's run."""
+    return [record for record in records if not record.get("superseded") and not record.get("rerun_reference")]
+
+
 def summarise(records: list[dict]) -> list[dict]:
     """One row per target and load: with repeats (REPEAT=k), the run with the median throughput, and the
     spread of all k runs beside it. A load that failed in any run shows that failure. A run measured again
     because the CPU moved (RERUN=k) counts by its re-run only, and the reference re-measured for it is not a row."""
-    records = [r for r in records if not r.get("superseded") and not r.get("rerun_reference")]
     groups: dict[tuple, list[dict]] = {}
-    for record in records:
+    for record in counted(records):
         key = (record["scenario"], record["target"], record["n"], record["c"], record["delay"], record["client"])
         groups.setdefault(key, []).append(record)
     summary = []
@@ -150,16 +155,6 @@ def row(record: dict) -> list[str]:
         per_request_ms(record["cpu_seconds"], record) if measured else "–", others(record) if measured else "–",
         value("machine_busy", "{:.0%}"),
     ] + ([steady_cell(record)] if "probed_runs" in record else [])  # fmt: skip
-
-
-def table(records: list[dict]) -> str:
-    header = columns(records)
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    # A "|" in a cell (an unexpected body, a Docker error) would otherwise start a new column.
-    lines += [
-        "| " + " | ".join(cell.replace("|", "\\|") for cell in row(record)) + " |" for record in summarise(records)
-    ]
-    return "\n".join(lines)
 
 
 def throughput_chart(records: list[dict], metadata: dict, path: Path) -> None:
@@ -268,12 +263,6 @@ def overload_rows(records: list[dict]) -> list[list[str]]:
     return rows
 
 
-def overload_table(records: list[dict]) -> str:
-    lines = ["| " + " | ".join(OVERLOAD_COLUMNS) + " |", "|" + "---|" * len(OVERLOAD_COLUMNS)]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in overload_rows(records)]
-    return "\n".join(lines)
-
-
 def image_lines(metadata: dict) -> list[str]:
     images = metadata.get("images")
     if not images:
@@ -328,11 +317,11 @@ def verdict(mode: str, records: list[dict]) -> str:
         return "Each target given more and more clients, one request each, until a request failed."
     not_ok = [record["target"] for record in records if not record["ok"]]
     said = f"**Not OK: {', '.join(not_ok)}**" if not_ok else "Every target verified, no failed or non-2xx request."
-    counted = [r for r in records if "steady" in r and not r.get("superseded") and not r.get("rerun_reference")]
-    unsteady = [record for record in counted if not record["steady"]]
+    probed = [record for record in counted(records) if "steady" in record]
+    unsteady = [record for record in probed if not record["steady"]]
     if unsteady:
         said += (
-            f" {len(unsteady)} of {len(counted)} measurements ran while the CPU changed speed ({STEADY}: no): read"
+            f" {len(unsteady)} of {len(probed)} measurements ran while the CPU changed speed ({STEADY}: no): read"
             " their figures with more doubt than the rest."
         )
     return said
@@ -396,7 +385,7 @@ def render(out: Path, document: Document) -> None:
     charts = charts_for(mode)
     for chart, draw in charts.items():
         draw(rows, metadata, out / chart)
-    summary = [overload_table(records), ""] if mode == "overload" else []
+    summary = [pages.markdown_table(OVERLOAD_COLUMNS, overload_rows(records)), ""] if mode == "overload" else []
     lines = [
         *pages.head(title(metadata, records), metadata),
         "",
@@ -404,7 +393,7 @@ def render(out: Path, document: Document) -> None:
         verdict(mode, records),
         "",
         *summary,
-        table(records),
+        pages.markdown_table(columns(records), [row(record) for record in rows]),
         "",
         ceiling_notes(records),
         "",

@@ -149,6 +149,7 @@ class Sampler:
         self.others = others or {}
         self.every = every
         self.usage = Usage(pg_sessions_peak=0 if postgres_pid else None)
+        self.problem: str | None = None  # as EngineSampler's: reading /proc here does not fail as a whole
         self._server_cpu = _CpuAccount()
         self._others_cpu = {name: _CpuAccount() for name in self.others}
         self._machine_first = _machine_ticks()
