@@ -5,7 +5,7 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 # N, C and DELAY pass on only when set: unset, each command uses the tutorial's load for each target.
 LOAD = $(if $(N),-n $(N)) $(if $(C),-c $(C)) $(if $(DELAY),--delay $(DELAY))
-BENCH = $(PYTHON) -m bench.run $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
+BENCH = $(PYTHON) -m bench.modes.bench $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
   $(if $(REPEAT),--repeat $(REPEAT)) $(if $(RERUN),--rerun-unsteady $(RERUN)) $(if $(LOADGEN),--loadgen $(LOADGEN)) $(if $(CPU),--cpu $(CPU)) $(ROLES)
 # Each role on a Docker engine of its own, and on cores of its own (docs/several-machines.md); unset: all here.
 ROLES = $(if $(SERVER_HOST),--server-host $(SERVER_HOST)) $(if $(CLIENT_HOST),--client-host $(CLIENT_HOST)) \
@@ -18,7 +18,7 @@ ROLES = $(if $(SERVER_HOST),--server-host $(SERVER_HOST)) $(if $(CLIENT_HOST),--
 help: $(PYTHON) ## list the targets, and the scenarios by group (from each compose file's x-scenario block)
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 	@echo "scenarios (make up S=<name>):"
-	@$(PYTHON) -m bench.scenarios
+	@$(PYTHON) -m bench.containers.scenarios
 
 $(PYTHON): requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -51,23 +51,23 @@ overload: $(PYTHON) ## more and more clients (one request each) per concurrent t
 	  $(if $(DELAY),--delay $(DELAY))
 
 latency: $(PYTHON) ## open-loop load (vegeta) at fixed rates, 25 % to 150 % of what each concurrent target sustains: latency against load (SCENARIOS= FRACTIONS= RATES= DURATION=10 DELAY= OUT=)
-	$(PYTHON) -m bench.latency $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
+	$(PYTHON) -m bench.modes.latency $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
 	  $(if $(FRACTIONS),--fractions "$(FRACTIONS)") $(if $(RATES),--rates "$(RATES)") \
 	  $(if $(DURATION),--duration $(DURATION)) $(if $(DELAY),--delay $(DELAY))
 
 map: $(PYTHON) ## where each server wins: a grid of I/O delay x CPU units x clients over a few targets, winner per cell (DELAYS="0.02 0.5" CPUS="0 2 10" CLIENTS="10 500" TARGETS= OUT=)
-	$(PYTHON) -m bench.map $(if $(TARGETS),--targets $(TARGETS)) $(if $(OUT),--out $(OUT)) \
+	$(PYTHON) -m bench.modes.map $(if $(TARGETS),--targets $(TARGETS)) $(if $(OUT),--out $(OUT)) \
 	  $(if $(DELAYS),--delays "$(DELAYS)") $(if $(CPUS),--cpus "$(CPUS)") $(if $(CLIENTS),--clients "$(CLIENTS)")
 
 slowclients: $(PYTHON) ## half-sent heads, trickled bodies, idle keep-alive: how many slow connections delay a normal request, per target (LEVELS="10 25 50 100 200 400 800 1600" SCENARIOS= OUT=)
-	$(PYTHON) -m bench.slowclients $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
+	$(PYTHON) -m bench.modes.slowclients $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
 	  $(if $(LEVELS),--levels "$(LEVELS)")
 
 labs: $(PYTHON) ## the failure labs: how gevent fails, each lab broken and fixed side by side (docs/labs.md) (LABS="late-patch ..." OUT=)
-	$(PYTHON) -m bench.labs $(if $(LABS),--labs $(LABS)) $(if $(OUT),--out $(OUT))
+	$(PYTHON) -m bench.modes.labs $(if $(LABS),--labs $(LABS)) $(if $(OUT),--out $(OUT))
 
 bookstore: $(PYTHON) ## the bookstore app served each way, each load beside pgbench running the same SQL: the database's own limit (SCALE=1000000 TARGETS= LOADS="author moderate slow mixed" SECONDS=12 OUT=)
-	$(PYTHON) -m bench.bookstore --scale $(or $(SCALE),1000000) $(if $(TARGETS),--targets $(TARGETS)) \
+	$(PYTHON) -m bench.modes.bookstore --scale $(or $(SCALE),1000000) $(if $(TARGETS),--targets $(TARGETS)) \
 	  $(if $(LOADS),--loads $(LOADS)) $(if $(SECONDS),--seconds $(SECONDS)) $(if $(OUT),--out $(OUT))
 
 test-fast: $(PYTHON) ## the tests that need no Docker

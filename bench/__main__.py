@@ -7,10 +7,10 @@ import shutil
 import subprocess
 import sys
 
-from bench.ab import ab_command
-from bench.compose import RunningScenario
-from bench.sampler import os_threads, server_pids
-from bench.scenarios import LOADS, REGISTRY, load_targets
+from bench.containers.compose import RunningScenario
+from bench.containers.sampler import os_threads, server_pids
+from bench.containers.scenarios import LOADS, REGISTRY, load_targets
+from bench.loadgen.ab import ab_command
 
 
 def show_targets(scenario: str) -> None:

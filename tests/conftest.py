@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 import pytest
 import requests
 
-from bench.compose import RunningScenario
-from bench.scenarios import ROOT, SCENARIOS
+from bench.containers.compose import RunningScenario
+from bench.containers.scenarios import ROOT, SCENARIOS
 
 
 def free_port() -> int:

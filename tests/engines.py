@@ -1,5 +1,5 @@
 """Extra Docker engines on this machine, each in a network namespace of its own: stand-ins for the other
-machines of a three-host benchmark (bench/roles.py).
+machines of a three-host benchmark (bench/containers/roles.py).
 
 Each engine gets a namespace, a veth pair with an address on each side (the host side is how the host and its
 own engine's containers reach it), its own containerd (own root, state and socket), and a dockerd with its own

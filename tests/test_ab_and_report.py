@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.ab import parse_ab
-from bench.ceiling import ceiling_rps, efficiency, naive_ceiling_rps
+from bench.loadgen.ab import parse_ab
+from bench.loadgen.ceiling import ceiling_rps, efficiency, naive_ceiling_rps
 from bench.render import render
-from bench.report import COLUMNS, row, summarise
+from bench.render.bench import COLUMNS, row, summarise
 
 OUTPUTS = Path(__file__).parent / "ab_outputs"
 RESULTS = Path(__file__).parent.parent / "results"
@@ -94,7 +94,8 @@ def record(target: str, ok: bool, **extra: object) -> dict:
 
 METADATA = {
     "date": "2026-11-22T20:00:00+00:00", "git_commit": "abc1234", "cpu_count": 2, "kernel": "6.1",
-    "docker_version": "20.10.24", "compose_version": "1.29.2", "command": "python -m bench.run", "mode": "bench",
+    "docker_version": "20.10.24", "compose_version": "1.29.2", "command": "python -m bench.modes.bench",
+    "mode": "bench",
     "packages": {"flask-playground/gunicorn": ["Flask==3.1.3"]},
 }  # fmt: skip
 
@@ -104,7 +105,7 @@ def test_report_shows_failures_as_failed_never_as_a_number(tmp_path: Path) -> No
     (tmp_path / "results.json").write_text(json.dumps({"metadata": METADATA, "results": records}))
     render(tmp_path)
     markdown = (tmp_path / "results.md").read_text()
-    assert "python -m bench.run" in markdown and "Not OK: bad" in markdown
+    assert "python -m bench.modes.bench" in markdown and "Not OK: bad" in markdown
     good_row, bad_row = (line for line in markdown.splitlines() if line.startswith("| sync-gunicorn"))
     assert "123.5" in good_row and "68%" in good_row
     assert "**FAILED**: unexpected body 'a \\| b'" in bad_row and "999.9" not in bad_row

@@ -10,7 +10,7 @@ from types import ModuleType
 import pytest
 import requests
 
-from bench.scenarios import ROOT
+from bench.containers.scenarios import ROOT
 from tests.conftest import SlowApiProcess, free_port
 
 BAD_DELAYS = ["abc", "", "-1", "30.5", "nan", "inf", "-inf", "1e400", "0x10", "1,5"]

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from bench import roles, run
-from bench.ab import ab_command, parse_ab
-from bench.ceiling import ceiling_rps, naive_ceiling_rps
-from bench.loadgens import LOADGENS
-from bench.report import summarise
+from bench.containers import roles
+from bench.loadgen.ab import ab_command, parse_ab
+from bench.loadgen.ceiling import ceiling_rps, naive_ceiling_rps
+from bench.loadgen.closed_loop import LOADGENS
+from bench.modes import bench as bench_mode
+from bench.render.bench import summarise
 from tests.conftest import SlowApiProcess
 
 RECORD_KEYS = {
@@ -38,7 +39,7 @@ def test_ceiling_model_matches_ab_against_slow_api(slow_api: SlowApiProcess) -> 
 
 
 # wrk's delay is one that does not divide its 2 s: the 4th round ends at 1.8 s, the 5th well after wrk stops
-# (2.0 to 2.1 s), so the count is the model's, not a toss of whether a round ending at D is in (bench/wrk.py).
+# (2.0 to 2.1 s), so the count is the model's, not a toss of whether a round ending at D is in (bench/loadgen/wrk.py).
 @pytest.mark.parametrize(("name", "delay"), [("hey", 0.5), ("wrk", 0.45)])
 def test_ceiling_models_of_hey_and_wrk_against_slow_api(slow_api: SlowApiProcess, name: str, delay: float) -> None:
     if not shutil.which(name):
@@ -57,7 +58,7 @@ def test_ceiling_models_of_hey_and_wrk_against_slow_api(slow_api: SlowApiProcess
 @pytest.mark.docker
 def test_a_whole_run_on_two_scenarios(tmp_path: Path) -> None:
     arguments = ["--scenarios", "sync-devserver", "async-gevent-gunicorn", "-n", "10", "-c", "5", "--delay", "0.5"]
-    assert run.main([*arguments, "--out", str(tmp_path)]) == 0
+    assert bench_mode.main([*arguments, "--out", str(tmp_path)]) == 0
     document = json.loads((tmp_path / "results.json").read_text())
     assert document["metadata"].keys() >= METADATA_KEYS
     assert any(name.startswith("flask-playground/") for name in document["metadata"]["packages"])
@@ -105,7 +106,7 @@ def test_ab_from_a_container_on_the_scenario_network(tmp_path: Path) -> None:
         "--repeat",
         "2",
     ]
-    assert run.main([*arguments, "--out", str(tmp_path)]) == 0
+    assert bench_mode.main([*arguments, "--out", str(tmp_path)]) == 0
     records = json.loads((tmp_path / "results.json").read_text())["results"]
     # Repeats go round the whole matrix: the reference and the target alternate.
     assert [(r["target"], r["repeat"]) for r in records] == [
@@ -132,7 +133,7 @@ def test_unsteady_measurements_are_measured_again_with_a_reference_of_their_own(
     load. A machine that never moves cannot be ordered here: a threshold below 1 makes every measurement unsteady."""
     monkeypatch.setattr(roles, "UNSTEADY_FACTOR", 0.5)
     arguments = ["--scenarios", "async-gevent-gunicorn", "-n", "20", "-c", "10", "--delay", "0.3", "--client", "host"]
-    assert run.main([*arguments, "--rerun-unsteady", "1", "--out", str(tmp_path)]) == 0
+    assert bench_mode.main([*arguments, "--rerun-unsteady", "1", "--out", str(tmp_path)]) == 0
     records = json.loads((tmp_path / "results.json").read_text())["results"]
     marks = [
         (r["target"], r["repeat"], r.get("superseded"), r.get("rerun_of"), r.get("rerun_reference")) for r in records
@@ -155,7 +156,7 @@ def test_a_variant_runs_beside_the_file_s_settings(tmp_path: Path) -> None:
     """--variant: the scenario once as its file says and once with the settings, in one run, each record named
     after what it ran, and the server started with what the record says."""
     arguments = ["--scenarios", "sync-gunicorn", "-n", "20", "-c", "10", "--delay", "0.3", "--no-reference"]
-    assert run.main([*arguments, "--variant", "WORKER_CONNECTIONS=1000", "--out", str(tmp_path)]) == 0
+    assert bench_mode.main([*arguments, "--variant", "WORKER_CONNECTIONS=1000", "--out", str(tmp_path)]) == 0
     plain, variant = json.loads((tmp_path / "results.json").read_text())["results"]
     assert (plain["target"], variant["target"]) == ("gunicorn-sync", "gunicorn-sync WORKER_CONNECTIONS=1000")
     assert "settings" not in plain and variant["settings"] == {"WORKER_CONNECTIONS": "1000"}
@@ -169,7 +170,7 @@ def test_a_variant_runs_beside_the_file_s_settings(tmp_path: Path) -> None:
 @pytest.mark.docker
 def test_hey_from_a_container_keeps_its_connections(tmp_path: Path) -> None:
     arguments = ["--scenarios", "async-gevent-gunicorn", "-n", "20", "-c", "10", "--delay", "0.3", "--no-reference"]
-    assert run.main([*arguments, "--client", "container", "--loadgen", "hey", "--out", str(tmp_path)]) == 0
+    assert bench_mode.main([*arguments, "--client", "container", "--loadgen", "hey", "--out", str(tmp_path)]) == 0
     (record,) = json.loads((tmp_path / "results.json").read_text())["results"]
     assert (record["loadgen"], record["keepalive"], record["client"], record["ok"]) == ("hey", True, "container", True)
     assert "flask-playground/hey hey -n 20 -c 10" in record["command"], record["command"]
@@ -190,7 +191,7 @@ def test_an_overload_run_steps_up_the_clients(tmp_path: Path) -> None:
         "--out",
         str(tmp_path),
     ]
-    assert run.main(arguments) == 0
+    assert bench_mode.main(arguments) == 0
     document = json.loads((tmp_path / "results.json").read_text())
     assert document["metadata"]["mode"] == "overload"
     # In ascending order, one request per client, none failed at these loads.

@@ -22,9 +22,9 @@ import pytest
 import requests
 import yaml
 
-from bench.compose import RunningScenario
-from bench.sampler import pg_client_sessions
-from bench.scenarios import ROOT, Target, interpolate
+from bench.containers.compose import RunningScenario
+from bench.containers.sampler import pg_client_sessions
+from bench.containers.scenarios import ROOT, Target, interpolate
 
 pytestmark = pytest.mark.docker
 

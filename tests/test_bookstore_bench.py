@@ -1,6 +1,6 @@
-"""`make bookstore` (bench/bookstore.py): the pgbench scripts made from the app's captured SQL, pgbench's and wrk's
-reports, the tables and charts from JSON alone; and in Docker, the scripts from a real capture replayed against the
-real database, and a tiny run of the whole mode."""
+"""`make bookstore` (bench/modes/bookstore.py): the pgbench scripts made from the app's captured SQL, pgbench's and
+wrk's reports, the tables and charts from JSON alone; and in Docker, the scripts from a real capture replayed against
+the real database, and a tiny run of the whole mode."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from bench import bookstore, bookstore_report, pgbench
+from bench.loadgen import pgbench
+from bench.modes import bookstore
+from bench.render import bookstore as bookstore_renderer
 from bench.render import render
 
 OUTPUTS = Path(__file__).parent / "loadgen_outputs"
@@ -120,7 +122,7 @@ def test_loads_and_their_scripts() -> None:
 
 @pytest.mark.skipif(not shutil.which("wrk"), reason="wrk is not installed")
 def test_the_wrk_script_spreads_ids_and_marks_each_write(tmp_path: Path) -> None:
-    """bench/bookstore.lua in the real wrk against a tiny local server that records every request."""
+    """bench/modes/bookstore.lua in the real wrk against a tiny local server that records every request."""
     server = tmp_path / "server.py"
     server.write_text(
         "import sys\n"
@@ -185,7 +187,7 @@ def record(target: str, load: str, rps: float, tps: float, ok: bool = True) -> d
 def test_a_set_renders_from_its_json_alone(tmp_path: Path) -> None:
     metadata = {
         "date": "2026-11-23T23:40:00+00:00", "git_commit": "abc1234", "cpu_count": 2, "kernel": "6.1",
-        "docker_version": "20.10.24", "compose_version": "2.26.1", "command": "python -m bench.bookstore",
+        "docker_version": "20.10.24", "compose_version": "2.26.1", "command": "python -m bench.modes.bookstore",
         "mode": "bookstore", "packages": {}, "scale": 1000, "seconds": 12,
         "database": {"authors": 1000, "books": 10000, "size": "9 MB"},
     }  # fmt: skip
@@ -201,7 +203,7 @@ def test_a_set_renders_from_its_json_alone(tmp_path: Path) -> None:
     assert "| slow | bookstore-gunicorn-gevent | gunicorn | gevent | 32 → 16 | 9.00 | 10.0 | 90% |" in markdown
     assert "**FAILED**: wrk counted 3 failures (300.0)" in markdown
     assert "**Not OK: bookstore-granian / author**" in markdown
-    for chart in bookstore_report.CHARTS:
+    for chart in bookstore_renderer.CHARTS:
         assert (tmp_path / chart).read_bytes()[:4] == b"\x89PNG"
     page = (tmp_path / "index.html").read_text()
     assert page.count('<table class="sortable">') == 2
@@ -256,7 +258,7 @@ def test_a_tiny_bookstore_run_makes_a_valid_set(small_volume: None, tmp_path: Pa
     assert bookstore.main([*arguments, "--seconds", "3", "--out", str(tmp_path)]) == 0
     document = json.loads((tmp_path / "results.json").read_text())
     assert document["metadata"]["mode"] == "bookstore"
-    assert document["metadata"]["command"].startswith("python -m bench.bookstore --scale 2100")
+    assert document["metadata"]["command"].startswith("python -m bench.modes.bookstore --scale 2100")
     assert document["metadata"]["database"]["authors"] >= SCALE  # and what other tests' writes left
     (measured,) = document["results"]
     assert measured["ok"], measured

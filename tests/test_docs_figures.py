@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.report import summarise
+from bench.render.bench import summarise
 
 ROOT = Path(__file__).resolve().parent.parent
 # A Markdown link to a file of a set, `[...](results/<set>/...)` or `(../results/<set>/...)` from docs/.

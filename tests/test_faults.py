@@ -15,9 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from bench.compose import RunningScenario
-from bench.sampler import pg_client_sessions, server_pids
-from bench.scenarios import REGISTRY, SCENARIOS, Target, load_targets
+from bench.containers.compose import RunningScenario
+from bench.containers.sampler import pg_client_sessions, server_pids
+from bench.containers.scenarios import REGISTRY, SCENARIOS, Target, load_targets
 from tests.conftest import BackgroundLoad, Outcome, fetch
 from tests.test_postgres_pool import pool_maxima
 

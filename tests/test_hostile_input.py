@@ -17,8 +17,8 @@ from urllib.parse import unquote_to_bytes, urlsplit
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 
-from bench.compose import RunningScenario
-from bench.scenarios import Target, load_targets
+from bench.containers.compose import RunningScenario
+from bench.containers.scenarios import Target, load_targets
 from tests.conftest import fetch
 from tests.hostile_http import (
     REGRESSIONS,

@@ -24,7 +24,7 @@ needs_chromium = pytest.mark.skipif(
 METADATA = {
     "date": "2026-11-23T05:30:22+00:00", "git_commit": "8694934", "cpu_count": 2, "kernel": "6.18.44-fc-v782",
     "docker_version": "20.10.24+dfsg1", "compose_version": "2.29.7",
-    "command": "python -m bench.run --client auto --out results/fixture --cold-build", "mode": "bench",
+    "command": "python -m bench.modes.bench --client auto --out results/fixture --cold-build", "mode": "bench",
     "packages": {"flask-playground/gunicorn": ["Flask==3.1.3", "gunicorn==27.0.1"]},
 }  # fmt: skip
 

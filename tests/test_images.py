@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.compose import PROJECT_LABEL, docker
-from bench.images import cold_build
+from bench.containers.compose import PROJECT_LABEL, docker
+from bench.containers.images import cold_build
 
 UNLABELLED = "flask-playground-test/unlabelled"
 

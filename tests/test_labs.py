@@ -1,5 +1,5 @@
 """The failure labs (labs/, docs/labs.md) end to end: in each, the broken target shows the failure and the fixed one
-does not. The same measurements as `make labs` (bench/labs.py), with smaller loads and wide margins: one at a time
+does not. The same measurements as `make labs` (bench/modes/labs.py), with smaller loads and wide margins: one at a time
 against side by side, never a speed target.
 """
 
@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from bench import labs, labs_report
-from bench.compose import RunningScenario
-from bench.document import read
-from bench.measure import choose_client
-from bench.scenarios import LABS, ROOT, SCENARIOS, load_targets
+from bench.containers.compose import RunningScenario
+from bench.containers.scenarios import LABS, ROOT, SCENARIOS, load_targets
+from bench.measure.target import choose_client
+from bench.modes import labs
+from bench.render import labs as labs_renderer
+from bench.render.document import read
 
 
 def by_target(records: list[dict]) -> dict[str, dict]:
@@ -110,4 +111,4 @@ def test_committed_results_md_is_rendered_from_results_json() -> None:
     folder = ROOT / "results" / "2026-11-23-labs"
     document = read(folder)
     assert {record["lab"] for record in document.results} == set(LABS)
-    assert labs_report.markdown(document) == (folder / "results.md").read_text()
+    assert labs_renderer.markdown(document) == (folder / "results.md").read_text()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import latency
+from bench.modes import latency
 from bench.render import render
 
 RECORD_KEYS = {
@@ -27,7 +27,7 @@ def test_an_open_loop_run_keeps_its_rate(tmp_path: Path) -> None:
     assert latency.main([*arguments, "--out", str(tmp_path)]) == 0
     document = json.loads((tmp_path / "results.json").read_text())
     assert document["metadata"]["mode"] == "latency"
-    assert document["metadata"]["command"].startswith("python -m bench.latency --scenarios sync-gunicorn")
+    assert document["metadata"]["command"].startswith("python -m bench.modes.latency --scenarios sync-gunicorn")
     (record,) = document["results"]
     assert record.keys() >= RECORD_KEYS, RECORD_KEYS - record.keys()
     assert record["ok"] and record["keeps_up"] and record["success_ratio"] == 1, record
@@ -47,7 +47,7 @@ def test_an_open_loop_run_keeps_its_rate(tmp_path: Path) -> None:
 
 METADATA = {
     "date": "2026-11-23T20:00:00+00:00", "git_commit": "abc1234", "cpu_count": 2, "kernel": "6.1",
-    "docker_version": "20.10.24", "compose_version": "2.40.3", "command": "python -m bench.latency",
+    "docker_version": "20.10.24", "compose_version": "2.40.3", "command": "python -m bench.modes.latency",
     "mode": "latency", "packages": {},
 }  # fmt: skip
 

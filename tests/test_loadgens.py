@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from bench import hey, wrk
-from bench.loadgens import LOADGENS
-from bench.vegeta import parse_results
+from bench.loadgen import hey, wrk
+from bench.loadgen.closed_loop import LOADGENS
+from bench.loadgen.vegeta import parse_results
 
 OUTPUTS = Path(__file__).parent / "loadgen_outputs"
 BODY = "Hi there! slow api response"  # the http.server's; slow_api says "slow api response"

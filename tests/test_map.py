@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench import map as workload_map
-from bench import map_report
+from bench.modes import map as workload_map
+from bench.render import map as map_renderer
 
 
 def test_winner_lead_and_the_rigged_pair() -> None:
@@ -22,12 +22,12 @@ def test_winner_lead_and_the_rigged_pair() -> None:
         record("gevent", 0.02, 10, 10, 90.0),
         record("broken", 0.02, 10, 10, 999.0, ok=False),  # a failed cell never wins
     ]
-    summary = map_report.winners(records)
+    summary = map_renderer.winners(records)
     assert summary[(0.5, 0, 500)]["winner"] == "gevent"
     assert summary[(0.5, 0, 500)]["lead"] == 3.0
     assert summary[(0.02, 10, 10)]["winner"] == "threads"
     assert summary[(0.02, 10, 10)]["ranking"][-1] == ("broken", 0.0)
-    assert map_report.rigged(summary) == ((0.5, 0, 500), (0.02, 10, 10))
+    assert map_renderer.rigged(summary) == ((0.5, 0, 500), (0.02, 10, 10))
 
 
 def test_requests_per_cell_cover_every_client_and_stay_bounded() -> None:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from bench.ab import parse_ab
-from bench.compose import RunningScenario
-from bench.measure import choose_client, run_loadgen
-from bench.sampler import server_pids
-from bench.scenarios import load_targets
+from bench.containers.compose import RunningScenario
+from bench.containers.sampler import server_pids
+from bench.containers.scenarios import load_targets
+from bench.loadgen.ab import parse_ab
+from bench.measure.target import choose_client, run_loadgen
 from tests.conftest import load
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

@@ -15,9 +15,9 @@ from collections import Counter
 import pytest
 import yaml
 
-from bench.compose import RunningScenario
-from bench.sampler import pg_client_sessions
-from bench.scenarios import REGISTRY, SCENARIOS, Target, load_targets
+from bench.containers.compose import RunningScenario
+from bench.containers.sampler import pg_client_sessions
+from bench.containers.scenarios import REGISTRY, SCENARIOS, Target, load_targets
 from tests.conftest import Answer, load
 
 pytestmark = pytest.mark.docker

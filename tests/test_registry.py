@@ -1,7 +1,6 @@
-"""The compose files are the registry of scenarios (bench/scenarios.py): every root `*.yml` but common.yml, and every
-`labs/*.yml`, must be a scenario that a mode of the harness runs, and follow docs/project.md's "Adding a scenario"
-checklist, which this test keeps honest. No Docker: it reads the files.
-"""
+"""The compose files are the registry of scenarios (bench/containers/scenarios.py): every root `*.yml` but common.yml,
+and every `labs/*.yml`, must be a scenario that a mode of the harness runs, and follow docs/project.md's "Adding a
+scenario" checklist, which this test keeps honest. No Docker: it reads the files."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bench.scenarios import (
+from bench.containers.scenarios import (
     BOOKSTORE,
     GROUPS,
     LABS,

@@ -1,4 +1,4 @@
-"""Roles (bench/roles.py): the wiring that `docker compose config` shows, and a benchmark across three real
+"""Roles (bench/containers/roles.py): the wiring that `docker compose config` shows, and a benchmark across three real
 Docker engines on this machine (tests/engines.py)."""
 
 from __future__ import annotations
@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from bench import measure, roles, run
-from bench.compose import RunningScenario, compose_command
-from bench.roles import Engine, Roles, RolesScenario
-from bench.sampler import SAMPLER_IMAGE, EngineSampler, Sampler
-from bench.scenarios import REGISTRY, ROOT, load_targets
+from bench.containers import roles
+from bench.containers.compose import RunningScenario, compose_command
+from bench.containers.roles import Engine, Roles, RolesScenario
+from bench.containers.sampler import SAMPLER_IMAGE, EngineSampler, Sampler
+from bench.containers.scenarios import REGISTRY, ROOT, load_targets
+from bench.measure import target as measure_target
+from bench.modes import bench as bench_mode
 from tests import engines
 
 # Addresses from the documentation ranges: nothing is started, Compose only resolves the files.
@@ -143,7 +145,7 @@ def test_a_gevent_scenario_and_the_postgres_bonus_across_three_engines(extra_eng
         "--bind", client.host_side, "--database-bind", database.address, "--out", str(tmp_path),
     ]  # fmt: skip
     since = int(time.time())
-    assert run.main(arguments) == 0
+    assert bench_mode.main(arguments) == 0
     document = json.loads((tmp_path / "results.json").read_text())
     records = {record["target"]: record for record in document["results"]}
     assert records.keys() == {"slow_api-alone", "gunicorn-gevent", "psycopg3-before-patch", "psycopg3-after-patch"}
@@ -221,4 +223,4 @@ def test_cpusets_pin_each_role_on_one_engine() -> None:
         inside = ["python", "-c", "import os; print(sorted(os.sched_getaffinity(0)))"]
         command = [*running.loadgen_run("flask-playground/ab"), *inside]
         assert subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip() == "[0]"
-        assert measure.verify(target, 0.2) is None
+        assert measure_target.verify(target, 0.2) is None

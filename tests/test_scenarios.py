@@ -15,10 +15,10 @@ import pytest
 import requests
 import yaml
 
-from bench.compose import RunningScenario, compose_command, docker
-from bench.measure import cpu_ms_per_unit
-from bench.sampler import cpu_ticks, server_pids
-from bench.scenarios import REGISTRY, ROOT, SCENARIOS, load_targets
+from bench.containers.compose import RunningScenario, compose_command, docker
+from bench.containers.sampler import cpu_ticks, server_pids
+from bench.containers.scenarios import REGISTRY, ROOT, SCENARIOS, load_targets
+from bench.measure.target import cpu_ms_per_unit
 from tests.conftest import fetch, load
 
 pytestmark = pytest.mark.docker

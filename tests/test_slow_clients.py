@@ -1,7 +1,7 @@
 """Slow clients, end to end: a few hundred connections that send slowly, or nothing at all, must not keep a
 production server from answering a normal request, and once they leave every server answers as before.
 
-Three kinds (bench/slowclients.py): half a request head, 2 bytes of an announced 100 KB body, and connections
+Three kinds (bench/modes/slowclients.py): half a request head, 2 bytes of an announced 100 KB body, and connections
 kept open and silent after one answered request. CONNECTIONS of one kind are opened to a target, then one normal
 request (`GET /?delay=0` on a new connection) must be answered within ANSWER_SECONDS. The targets this stops are
 listed in AFFECTED, as the README says, each with its defence in DEFENCES: Nginx, a buffering proxy, in front of
@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from bench.compose import RunningScenario
+from bench.containers.compose import RunningScenario
+from bench.containers.scenarios import SCENARIOS, Target, load_targets
+from bench.measure.resultset import raise_file_limit
+from bench.modes.slowclients import KINDS, Hold, hold, recover
 from bench.render import render
-from bench.resultset import raise_file_limit
-from bench.scenarios import SCENARIOS, Target, load_targets
-from bench.slowclients import KINDS, Hold, hold, recover
 
 CONNECTIONS = 300  # above every thread pool here (200 at most), far below what an event loop holds
 ANSWER_SECONDS = 3.0  # a normal request takes 0.01 to 0.1 s here; a server the slow clients stop never answers it
@@ -132,7 +132,7 @@ def test_the_report_names_the_first_delayed_level_per_kind(tmp_path: Path) -> No
     ]
     metadata = {
         "date": "2026-11-23T00:00:00+00:00", "git_commit": "abc", "cpu_count": 2, "kernel": "6", "docker_version": "20",
-        "compose_version": "2", "command": "python -m bench.slowclients", "mode": "slowclients", "packages": {},
+        "compose_version": "2", "command": "python -m bench.modes.slowclients", "mode": "slowclients", "packages": {},
         "threshold_seconds": 3.0, "levels": [100, 200],
         "probes": {"per_level": 1, "settle_seconds": 1.0, "spacing_seconds": 1.0, "timeout_seconds": 7.0},
     }  # fmt: skip

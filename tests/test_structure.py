@@ -1,48 +1,103 @@
-"""The harness's shape (docs/project.md, "The harness"): machinery below, modes on top, renderers apart. Read from the
-source with `ast`, no Docker: an import circle, a private name borrowed across modules, a renderer that starts
-containers or a machinery module that knows a mode fails here, before it knots the house again."""
+"""The harness's shape (docs/project.md, "The harness"): a package per layer, each importing only the layers below
+it, renderers that run nothing, and every mode reachable from the Makefile and the render dispatch. Read from the
+source with `ast`, no Docker: a module in the wrong room, an import circle, a private name borrowed across modules
+or a mode nobody can run fails here, before it knots the house again."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
-# The commands: each declares its loads and its table and calls the machinery; nothing imports them.
-MODES = {"run", "map", "latency", "slowclients", "labs", "bookstore", "__main__"}
-# Rendering: from results.json alone. No Docker, no load, no mode.
-RENDERERS = {"render", "report", "html_report", "pages", "latency_report", "slowclients_report", "map_report",
-             "labs_report", "bookstore_report"}  # fmt: skip
-RUNS_THINGS = {"compose", "roles", "sampler", "measure", "images", "resultset", "pgbench"}
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+# Lowest first: a module imports from its own package or one before it, never one after. The renderers sit below
+# the measuring machinery because a run's result set renders itself when the run ends; they read results.json
+# alone, so they need nothing of what runs containers.
+LAYERS = ("loadgen", "containers", "render", "measure", "modes")
+# `python -m bench up|down|ab|threads`: the Makefile's commands for one scenario, beside the modes.
+TOP = {"__main__": "modes", "__init__": "loadgen"}
+
+
+def module_name(path: Path) -> str:
+    """bench/render/bench.py -> "render.bench"; a package's __init__.py is the package: "render"."""
+    parts = path.relative_to(BENCH).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts)
+
+
+MODULES = {module_name(path): path for path in sorted(BENCH.rglob("*.py"))}
+
+
+def layer(module: str) -> str:
+    return TOP.get(module) or module.split(".")[0]
 
 
 def imports() -> dict[str, dict[str, set[str]]]:
-    """Per module of bench/: the bench modules it imports, and the names it takes from each."""
+    """Per module of bench/: the bench modules it imports, and the names it takes from each. `from bench.render
+    import document` imports the module render.document; `from bench.render import render` takes a name of the
+    package's __init__.py."""
     found: dict[str, dict[str, set[str]]] = {}
-    for path in sorted(BENCH.glob("*.py")):
+    for module, path in MODULES.items():
         mine: dict[str, set[str]] = {}
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module == "bench":
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "bench":
+                source = node.module.removeprefix("bench").removeprefix(".")
                 for alias in node.names:
-                    mine.setdefault(alias.name, set())
-            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("bench."):
-                mine.setdefault(node.module.removeprefix("bench."), set()).update(a.name for a in node.names)
+                    submodule = f"{source}.{alias.name}" if source else alias.name
+                    if submodule in MODULES:
+                        mine.setdefault(submodule, set())
+                    else:
+                        mine.setdefault(source, set()).add(alias.name)
             elif isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.name.startswith("bench."):
                         mine.setdefault(alias.name.removeprefix("bench."), set())
-        found[path.stem] = mine
+        found[module] = mine
     return found
 
 
 IMPORTS = imports()
 
 
-def test_the_modules_named_here_exist() -> None:
-    """A module renamed or removed must be renamed here too, or this test checks nothing about it."""
-    assert (MODES | RENDERERS | RUNS_THINGS) - {"__main__"} <= IMPORTS.keys()
+def imports_subprocess(module: str) -> bool:
+    tree = ast.parse(MODULES[module].read_text())
+    return any(
+        (isinstance(node, ast.Import) and any(alias.name == "subprocess" for alias in node.names))
+        or (isinstance(node, ast.ImportFrom) and node.module == "subprocess")
+        for node in ast.walk(tree)
+    )
+
+
+def closure(module: str) -> set[str]:
+    """Every bench module that importing this one runs, through the modules it imports."""
+    seen: set[str] = set()
+    stack = [module]
+    while stack:
+        for imported in IMPORTS[stack.pop()]:
+            if imported not in seen:
+                seen.add(imported)
+                stack.append(imported)
+    return seen
+
+
+def test_every_module_lives_in_a_layer() -> None:
+    """No module loose at the top: a new one goes in the package of its layer (or a new layer named here)."""
+    assert {layer(module) for module in MODULES} <= set(LAYERS), sorted(MODULES)
+
+
+def test_imports_resolve_to_modules() -> None:
+    """Every `bench...` import names a module that exists: a stale path after a move fails here, not at run time."""
+    unknown = {(module, imported) for module, found in IMPORTS.items() for imported in found}
+    assert {pair for pair in unknown if pair[1] not in MODULES} == set()
+
+
+@pytest.mark.parametrize("module", sorted(IMPORTS))
+def test_no_import_from_a_higher_layer(module: str) -> None:
+    rank = LAYERS.index(layer(module))
+    higher = {imported for imported in IMPORTS[module] if LAYERS.index(layer(imported)) > rank}
+    assert not higher, f"{module} ({layer(module)}) imports {sorted(higher)} from a higher layer"
 
 
 def test_no_import_circle() -> None:
@@ -59,8 +114,8 @@ def test_no_import_circle() -> None:
 def test_no_private_name_crosses_a_module(module: str) -> None:
     """What two modules share is public in the one that owns it: `from bench.x import _y` and `x._y` are borrowing."""
     borrowed = {f"{other}.{name}" for other, names in IMPORTS[module].items() for name in names if name.startswith("_")}
-    tree = ast.parse((BENCH / f"{module}.py").read_text())
-    bench_names = {other for other in IMPORTS[module]}
+    tree = ast.parse(MODULES[module].read_text())
+    bench_names = {other.split(".")[-1] for other in IMPORTS[module]}
     borrowed |= {
         f"{node.value.id}.{node.attr}"
         for node in ast.walk(tree)
@@ -72,10 +127,74 @@ def test_no_private_name_crosses_a_module(module: str) -> None:
 
 @pytest.mark.parametrize("module", sorted(IMPORTS))
 def test_nothing_imports_a_mode(module: str) -> None:
-    assert not (IMPORTS[module].keys() & MODES), (module, IMPORTS[module].keys() & MODES)
+    modes = {imported for imported in IMPORTS[module] if layer(imported) == "modes"}
+    assert not modes, (module, modes)
 
 
-@pytest.mark.parametrize("module", sorted(RENDERERS & IMPORTS.keys()))
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if layer(m) == "render"))
 def test_renderers_run_nothing(module: str) -> None:
-    """A set renders from its results.json alone: on any machine, without Docker, long after the run."""
-    assert not (IMPORTS[module].keys() & RUNS_THINGS), (module, IMPORTS[module].keys() & RUNS_THINGS)
+    """A set renders from its results.json alone: on any machine, without Docker, long after the run. So nothing a
+    renderer imports, directly or through others, starts a process (a load generator's run, docker)."""
+    runs = {other for other in closure(module) | {module} if imports_subprocess(other)}
+    assert not runs, f"{module} imports, directly or not, {sorted(runs)}, which start processes"
+
+
+# --- Adding a mode (docs/project.md): each step of the checklist, checked for every mode -----------------------
+
+MODES = sorted(module.removeprefix("modes.") for module in MODULES if module.startswith("modes."))
+MAKEFILE = (ROOT / "Makefile").read_text()
+PROJECT_DOC = (ROOT / "docs" / "project.md").read_text()
+
+
+def test_there_are_modes() -> None:
+    assert {"bench", "latency", "map", "slowclients", "labs", "bookstore"} <= set(MODES)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_mode_has_a_main_and_a_result_set(mode: str) -> None:
+    """1. bench/modes/<mode>.py with main(), which opens a ResultSet and finishes it."""
+    tree = ast.parse(MODULES[f"modes.{mode}"].read_text())
+    functions = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    calls = {
+        node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
+    }
+    assert "main" in functions and {"ResultSet", "finish"} <= calls, (mode, sorted(functions))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_mode_has_its_renderer_in_the_dispatch(mode: str) -> None:
+    """2. bench/render/<mode>.py with render(out, document), named in the dispatch under the mode's name."""
+    from bench import render
+
+    renderer = render.RENDERERS.get(mode)
+    assert renderer is not None, f"render.RENDERERS has no entry {mode!r}"
+    assert renderer.__name__ == f"bench.render.{mode}" and callable(renderer.render), renderer.__name__
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_mode_has_its_make_target(mode: str) -> None:
+    """3. A make target of the same name that runs it, with its `##` help line for `make help`."""
+    assert re.search(rf"^{mode}: .*## ", MAKEFILE, re.M), f"no `{mode}:` target with a ## help line in the Makefile"
+    assert f"-m bench.modes.{mode} " in MAKEFILE, f"the Makefile never runs python -m bench.modes.{mode}"
+
+
+def test_the_makefile_runs_only_modes_that_exist() -> None:
+    ran = set(re.findall(r"-m bench\.modes\.(\w+)", MAKEFILE))
+    assert ran <= set(MODES), sorted(ran - set(MODES))
+
+
+def test_the_render_dispatch_names_only_renderers_of_modes() -> None:
+    """A renderer without its mode renders nothing new: every dispatch entry is a mode or one of its kinds."""
+    from bench import render
+
+    kinds = {"sweep", "overload"}  # make sweep and make overload are make bench's modes (bench/modes/bench.py)
+    assert set(render.RENDERERS) <= set(MODES) | kinds, sorted(set(render.RENDERERS) - set(MODES) - kinds)
+
+
+def test_docs_show_every_layer_and_mode() -> None:
+    """docs/project.md's picture names each package and each mode, so that it cannot fall behind the code."""
+    missing = [f"bench/{name}/" for name in LAYERS if f"bench/{name}/" not in PROJECT_DOC]
+    missing += [f"modes/{mode}.py" for mode in MODES if f"{mode}.py" not in PROJECT_DOC]
+    assert not missing, f"docs/project.md does not name {missing}"

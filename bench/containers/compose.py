@@ -1,0 +1,166 @@
+"""Start, wait for, inspect and tear down one scenario with Docker Compose v2."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from types import TracebackType
+
+from bench.containers.scenarios import ROOT, compose_file
+
+
+@functools.cache
+def compose_command() -> tuple[str, ...]:
+    """`docker compose`, the v2 plugin. Compose v1 (`docker-compose`, end of life) cannot read the top-level
+    `name:` that keeps each scenario in its own Compose project."""
+    if shutil.which("docker"):
+        probe = subprocess.run(["docker", "compose", "version"], capture_output=True)
+        if probe.returncode == 0:
+            return ("docker", "compose")
+    raise SystemExit(
+        "Docker Compose v2 is not installed (`docker compose` fails): install the docker-compose-plugin package,"
+        " or run .ci/compose-v2. Compose v1 (`docker-compose`) cannot read these files' top-level `name:`."
+    )
+
+
+class ScenarioError(RuntimeError):
+    pass
+
+
+def docker(*args: str) -> str:
+    return subprocess.run(["docker", *args], capture_output=True, text=True, check=True).stdout
+
+
+# Every Dockerfile of the project puts this label in every stage: `LABEL org.flask-playground.project=...`.
+PROJECT_LABEL = "org.flask-playground.project=flask-playground"
+
+
+def remove_replaced_images() -> None:
+    """Remove the project's dangling images: the ones a rebuild replaced, and the legacy builder's stages and
+    their layers. Only images with the project's label and no tag, that no container uses; never a volume.
+    Without it every cold build leaves the previous build's images behind (a CI run left 71, 1.6 GB)."""
+    docker("image", "prune", "--force", "--filter", f"label={PROJECT_LABEL}")
+
+
+class RunningScenario:
+    """A scenario's containers, as a context manager: up and healthy on entry, removed on exit."""
+
+    def __init__(
+        self,
+        scenario: str,
+        *,
+        build: bool = True,
+        ready_timeout: float = 300.0,
+        environment: dict[str, str] | None = None,
+    ) -> None:
+        self.scenario = scenario
+        self.file: Path = compose_file(scenario)
+        self.build = build
+        self.ready_timeout = ready_timeout
+        # Settings the compose file reads, like WORKERS=2, on top of this process's environment.
+        self.environment = {**os.environ, **(environment or {})}
+
+    def compose(self, *args: str, check: bool = True, timeout: float | None = 900) -> subprocess.CompletedProcess[str]:
+        # The scenario's name is the project name, so scenarios never share containers or networks.
+        command = [*compose_command(), "--project-name", self.scenario, "--file", str(self.file), *args]
+        result = subprocess.run(
+            command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=self.environment
+        )
+        if check and result.returncode != 0:
+            raise ScenarioError(f"{' '.join(command)} failed:\n{result.stdout}{result.stderr}")
+        return result
+
+    def __enter__(self) -> RunningScenario:
+        try:
+            self.up()
+        except BaseException:
+            self.down()
+            raise
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.down()
+
+    def up(self) -> None:
+        self.compose("up", "--detach", *(["--build"] if self.build else []))
+        if self.build:  # a changed file rebuilt an image: the one it replaced is dangling now
+            remove_replaced_images()
+        self.wait_healthy()
+
+    def down(self) -> None:
+        self.compose("down", "--volumes", "--remove-orphans", "--timeout", "10", check=False)
+
+    def container_ids(self) -> dict[str, str]:
+        services = self.compose("config", "--services").stdout.split()
+        ids = {}
+        for service in services:
+            container = self.compose("ps", "--quiet", service).stdout.strip()
+            if container:
+                ids[service] = container
+        return ids
+
+    def health(self) -> dict[str, str]:
+        """Each service's state: a health status where it has a healthcheck, else its run state."""
+        ids = self.container_ids()
+        if not ids:
+            return {}
+        state = "{{if .State.Health}}{{.State.Health.Status}}{{else}}{{.State.Status}}{{end}}"
+        return dict(zip(ids, docker("inspect", "--format", state, *ids.values()).split(), strict=True))
+
+    def wait_healthy(self, timeout: float | None = None) -> None:
+        deadline = time.monotonic() + (timeout or self.ready_timeout)
+        while time.monotonic() < deadline:
+            states = self.health()
+            if states and all(state == "healthy" for state in states.values()):
+                return
+            broken = {service: state for service, state in states.items() if state in ("unhealthy", "exited", "dead")}
+            if broken:
+                raise ScenarioError(f"{self.scenario}: {broken}\n{self.logs()}")
+            time.sleep(0.5)
+        waited = timeout or self.ready_timeout
+        raise ScenarioError(f"{self.scenario} not healthy after {waited:.0f} s: {self.health()}\n{self.logs()}")
+
+    def logs(self, tail: int = 30) -> str:
+        return self.compose("logs", "--no-color", "--tail", str(tail), check=False).stdout
+
+    def stop(self, service: str) -> None:
+        self.compose("stop", "--timeout", "10", service)
+
+    def start(self, service: str) -> None:
+        self.compose("start", service)
+
+    def main_pid(self, service: str) -> int:
+        return int(docker("inspect", "--format", "{{.State.Pid}}", self.container_ids()[service]))
+
+    def network(self) -> str:
+        return f"{self.scenario}_default"
+
+    def address(self, service: str) -> str:
+        """The service's IP address on the scenario's network, for a client container on that network (wrk's URL
+        parser refuses the "_" in service names)."""
+        networks = json.loads(self.docker(service, "inspect", "--format", "{{json .NetworkSettings.Networks}}",
+                                          self.container_ids()[service]))  # fmt: skip
+        return networks[self.network()]["IPAddress"]
+
+    # What bench/containers/roles.py's RolesScenario answers per engine: here every service is on the one engine, this
+    # machine's.
+    def docker(self, service: str, *args: str) -> str:
+        return docker(*args)
+
+    def on_this_machine(self, service: str) -> bool:
+        return True
+
+    def docker_cli(self, service: str) -> list[str]:
+        """The docker command that reaches the engine the service runs on."""
+        return ["docker"]
+
+    def loadgen_run(self, image: str) -> list[str]:
+        """`docker run` of a load generator's container on the scenario's network."""
+        return ["docker", "run", "--rm", "--network", self.network(), image]

@@ -1,0 +1,94 @@
+"""A run's result set from start to end, the same for every mode: its folder, the file limit, the metadata with
+the real command, every record written to OUT/results.json as it comes, and at the end the set rendered from that
+file alone (results.md, charts, index.html). Also the one line per phase every mode prints while it runs."""
+
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import subprocess
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+from bench.containers.compose import compose_command, docker
+from bench.containers.scenarios import ROOT
+from bench.render import document, render
+
+
+class Progress:
+    """One line per phase: which target, what it does, time spent and an estimate of what is left."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done, self.started = total, 0, time.monotonic()
+
+    def show(self, label: str, phase: str) -> None:
+        elapsed = time.monotonic() - self.started
+        left = f", ~{elapsed / self.done * (self.total - self.done) / 60:.0f} min left" if self.done else ""
+        print(f"[{self.done + 1}/{self.total} {elapsed / 60:4.1f} min{left}] {label}: {phase}", flush=True)
+
+
+def raise_file_limit() -> None:
+    """A load generator holds a file per client, a slow connection is one too: the usual default of 1024 files
+    stops short of the sweep's, latency's and slowclients' loads. Up to the hard limit, at most 65536."""
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(65536, hard), hard))
+
+
+def metadata(program: str, arguments: list[str], mode: str) -> dict:
+    """What every set records about its run: when, which commit, the machine, Docker and Compose, the command."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    # Result sets (this run's own folder among them) are output, not code: they do not make the tree dirty.
+    status = ["git", "status", "--porcelain", "--", ".", ":(exclude)results"]
+    dirty = subprocess.run(status, cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    compose = subprocess.run([*compose_command(), "version", "--short"], capture_output=True, text=True)
+    return {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "git_commit": commit.stdout.strip() + ("-dirty" if dirty else ""),
+        "cpu_count": os.cpu_count(),
+        "kernel": platform.release(),
+        "docker_version": docker("version", "--format", "{{.Server.Version}}").strip(),
+        "compose_version": compose.stdout.strip(),
+        "command": " ".join([program, *arguments]),
+        "mode": mode,
+        "packages": {},
+    }
+
+
+class Record(Protocol):
+    def to_json(self) -> dict: ...
+
+
+class ResultSet:
+    """OUT (or results/<UTC time><suffix>) made, the file limit raised, the metadata taken; then `add` each record
+    as it is measured (typed records are turned to JSON on every write, so a mode may still complete them, as the
+    same-run reference does at the end) and `finish` to write the last of it and render the set."""
+
+    def __init__(self, program: str, mode: str, arguments: list[str], out: Path | None, suffix: str = "") -> None:
+        self.out = out or ROOT / "results" / (datetime.now(UTC).strftime("%Y-%m-%dT%H%M%SZ") + suffix)
+        self.out.mkdir(parents=True, exist_ok=True)
+        raise_file_limit()
+        self.document = document.Document(metadata(program, arguments, mode))
+        self.metadata = self.document.metadata  # the same dict: a mode adds to it as it learns more
+        self.records: list[Record | dict] = []
+        self.started = time.monotonic()
+
+    @property
+    def minutes(self) -> float:
+        return round((time.monotonic() - self.started) / 60, 1)
+
+    def add(self, record: Record | dict) -> None:
+        self.records.append(record)
+        self.save()
+
+    def save(self) -> None:
+        self.document.results = [r if isinstance(r, dict) else r.to_json() for r in self.records]
+        document.write(self.out, self.document)
+
+    def finish(self) -> Path:
+        """The last write, then the set rendered from results.json alone."""
+        self.save()
+        render(self.out)
+        return self.out

@@ -1,0 +1,203 @@
+"""`make bench`, `make sweep` and `make overload`: each target started fresh, verified, warmed up, loaded while its
+processes are sampled, and torn down (bench/measure/target.py); one record per target and load in OUT/results.json,
+rendered to Markdown, charts and index.html from that file alone.
+
+- bench: each target at the tutorial's load (2000 requests from 200 clients, or 10 from 5 for the one-at-a-time
+  servers), `--also` more clients, `--repeat` times round the whole matrix; slow_api alone, first, at every load:
+  the same-run reference each target is a share of.
+- sweep: each concurrent target at these client counts, 5 x as many requests each.
+- overload: each concurrent target at these client counts, one request each, until a request fails; then whether
+  the server still answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from bench.containers import roles
+from bench.containers.images import cold_build
+from bench.containers.scenarios import LOADS, REFERENCE, SCENARIOS, Target, load_targets
+from bench.loadgen.closed_loop import LOADGENS
+from bench.measure.resultset import Progress, ResultSet
+from bench.measure.target import BenchRecord, Client, Load, choose_client, compare_to_reference, run_scenario
+
+SWEEP_CONCURRENCIES = (10, 50, 200, 500, 1000)
+
+
+def concurrencies(text: str) -> list[int]:
+    return sorted(int(c) for c in text.replace(",", " ").split())
+
+
+def settings(text: str) -> dict[str, str]:
+    pairs = [pair.split("=", 1) for pair in text.split()]
+    if not pairs or any(len(pair) != 2 or not pair[0].isupper() for pair in pairs):
+        raise argparse.ArgumentTypeError(f"settings are NAME=VALUE pairs, such as WORKER_CONNECTIONS=1000: {text!r}")
+    return dict(pairs)
+
+
+def loads_of(targets: list[Target], args: argparse.Namespace) -> dict[str, list[Load]]:
+    """Each target's loads, in the order they run."""
+    if args.sweep:
+        return {t.name: [Load(args.requests or c * 5, c, args.delay, args.cpu) for c in args.sweep] for t in targets}
+    if args.overload:
+        return {t.name: [Load(c, c, args.delay, args.cpu) for c in args.overload] for t in targets}
+    # --also: the same target in the same run at more clients (5 x as many requests), so the two compare.
+    return {
+        t.name: [Load(args.requests or LOADS[t.load][0], args.concurrency or LOADS[t.load][1], args.delay, args.cpu)]
+        + ([Load(c * 5, c, args.delay, args.cpu) for c in args.also] if t.load == "full" else [])
+        for t in targets
+    }
+
+
+@dataclass(frozen=True)
+class Start:
+    """A scenario started once for some of the targets: its name, and the settings put in its environment (none:
+    as its file says)."""
+
+    scenario: str
+    settings: tuple[tuple[str, str], ...] = ()
+
+
+def measure_all(
+    starts: dict[str, Start], loads: dict[str, list[Load]], targets: list[Target], repeat: int, client: Client,
+    results: ResultSet, progress: Progress, placed: roles.Roles, overload: bool = False,
+) -> list[BenchRecord]:  # fmt: skip
+    """Every target at each of its loads, one start of its scenario per Start, in the order the targets come."""
+    records = []
+    for start in dict.fromkeys(starts[t.name] for t in targets):
+        runs = [(t, load) for t in targets if starts[t.name] == start for load in loads[t.name]]
+        packages, environment = results.metadata["packages"], dict(start.settings)
+        for record in run_scenario(start.scenario, runs, client, packages, progress, overload, environment, placed):
+            record.repeat, record.extra["roles"] = repeat, results.metadata["roles"]
+            if environment:
+                record.extra["settings"] = environment
+            records.append(record)
+            results.add(record)
+            progress.done += 1
+            verdict = "ok" if record.ok else f"NOT OK: {record.problem}"
+            print(f"    {record.rps or '-'} requests/s, {verdict}", flush=True)
+    return records
+
+
+def rerun_unsteady(
+    records: list[BenchRecord], attempts: int, starts: dict[str, Start], client: Client, results: ResultSet,
+    progress: Progress, placed: roles.Roles,
+) -> None:  # fmt: skip
+    """Each measurement during which the CPU's speed moved (bench/containers/roles.py, steadiness) again, up to
+    `attempts` times: every attempt is one more round (its own repeat number) of slow_api alone at the loads concerned,
+    then the unsteady targets, so each re-run has a reference of its own moment. The unsteady record stays in the set,
+    `superseded`; the tables count the re-run in its place."""
+    for attempt in range(attempts):
+        unsteady = [r for r in records if r.unsteady and not r.superseded and r.target.scenario != REFERENCE]
+        if not unsteady:
+            return
+        print(f"re-running {len(unsteady)} unsteady measurements (attempt {attempt + 1} of {attempts})", flush=True)
+        (reference,) = map(placed.addressed, load_targets(REFERENCE))
+        loads = {reference.name: list(dict.fromkeys(replace(r.load, cpu=0) for r in unsteady))}
+        for record in unsteady:
+            loads.setdefault(record.target.name, []).append(record.load)
+        targets = [reference, *dict.fromkeys(r.target for r in unsteady)]
+        progress.total += sum(len(target_loads) for target_loads in loads.values())
+        repeat = max(r.repeat or 0 for r in records) + 1
+        rerun = measure_all(starts, loads, targets, repeat, client, results, progress, placed)
+        for record in rerun:
+            if record.target.scenario == REFERENCE:
+                record.extra["rerun_reference"] = True  # the re-runs' yardstick, not one of the reference's runs
+                continue
+            replaced = next(r for r in unsteady if (r.target, r.load) == (record.target, record.load))
+            replaced.superseded, record.rerun_of = True, replaced.repeat
+        records += rerun
+
+
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bench.modes.bench", description=__doc__)
+    parser.add_argument("--scenarios", nargs="*", default=list(SCENARIOS), choices=SCENARIOS, metavar="SCENARIO")
+    parser.add_argument("-n", "--requests", type=int, help="requests per target (default: the tutorial's)")
+    parser.add_argument("-c", "--concurrency", type=int, help="ab's clients (default: the tutorial's)")
+    parser.add_argument("--delay", type=float, default=1.0)
+    parser.add_argument("--cpu", type=int, default=0, help="units of CPU work per request, about 1 ms each")
+    parser.add_argument("--client", choices=("auto", "host", "container"), default="auto")
+    parser.add_argument("--loadgen", choices=LOADGENS, default="ab", help="ab (the tutorial's), hey or wrk")
+    modes = parser.add_mutually_exclusive_group()
+    modes.add_argument("--sweep", type=concurrencies, help="these client counts, 5 x as many requests each")
+    modes.add_argument("--overload", type=concurrencies, help="these client counts, one request each, up to a failure")
+    parser.add_argument(
+        "--also", type=concurrencies, default=[], help="bench: also these client counts for each concurrent target"
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="run the whole matrix this many times, interleaved")
+    parser.add_argument(
+        "--rerun-unsteady", type=int, default=0, metavar="K",
+        help="bench: measure a run again, at most K times, while the CPU probe says the machine's speed moved",
+    )  # fmt: skip
+    parser.add_argument(
+        "--variant", type=settings, metavar="NAME=VALUE ...",
+        help="bench: each scenario also started with these settings (e.g. WORKER_CONNECTIONS=1000), in the same run",
+    )  # fmt: skip
+    parser.add_argument("--no-reference", action="store_true", help="leave out slow_api alone, the same-run reference")
+    parser.add_argument("--cold-build", action="store_true", help="first time a no-cache build of every app image")
+    parser.add_argument("--out", type=Path)
+    roles.add_arguments(parser)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = sys.argv[1:] if argv is None else argv
+    args = parser().parse_args(arguments)
+    mode = "sweep" if args.sweep else "overload" if args.overload else "bench"
+    results = ResultSet("python -m bench.modes.bench", mode, arguments, args.out)
+    placed = roles.from_arguments(args)
+    # With roles, the load generator runs in a container on the client's engine, on its cores.
+    client = choose_client("container" if placed.active else args.client, args.loadgen)
+    if placed.active:
+        roles.copy_images([client.loadgen.image], placed.client)
+
+    levels = args.sweep or args.overload
+    # Each scenario as its file says, then, with --variant, again with those settings: one run compares the two.
+    starts: dict[str, Start] = {}
+    targets = []
+    for environment in [{}, *([args.variant] if args.variant else [])]:
+        for scenario in args.scenarios:
+            for target in load_targets(scenario, environment):
+                if environment:
+                    label = " ".join(f"{name}={value}" for name, value in environment.items())
+                    target = replace(target, name=f"{target.name} {label}")
+                if not levels or target.load == "full":
+                    targets.append(placed.addressed(target))
+                    starts[target.name] = Start(scenario, tuple(environment.items()))
+    loads = loads_of(targets, args)
+    if not args.overload and not args.no_reference:
+        # slow_api alone, first, at every load the targets get (it has no CPU work to do): the yardstick this
+        # run's machine sets.
+        (reference,) = map(placed.addressed, load_targets(REFERENCE))
+        every_load = (replace(load, cpu=0) for target_loads in loads.values() for load in target_loads)
+        loads[reference.name] = list(dict.fromkeys(every_load))
+        targets.insert(0, reference)
+        starts[reference.name] = Start(REFERENCE)
+    results.metadata["repeat"] = args.repeat
+    # Where each role ran: its engine and its machine's cores, kernel and CPU model (all the local one by default).
+    results.metadata["roles"] = roles.describe_roles(placed)
+    if args.cold_build:
+        print("building every app image without cache", flush=True)
+        results.metadata["images"] = cold_build()
+    progress = Progress(args.repeat * sum(len(target_loads) for target_loads in loads.values()))
+    records: list[BenchRecord] = []
+    # Repeats go round the whole matrix (a, b, c, a, b, c), so that the machine's drift hits every target alike.
+    for repeat in range(args.repeat):
+        records += measure_all(starts, loads, targets, repeat, client, results, progress, placed, bool(args.overload))
+    if not args.overload:  # overload has no reference, and its failures are the finding
+        rerun_unsteady(records, args.rerun_unsteady, starts, client, results, progress, placed)
+    compare_to_reference(records)
+    out = results.finish()
+    failures = [r.target.name for r in records if not r.ok]
+    if args.overload:
+        # Overload looks for failures: only a server that was unusable before, or did not survive, is one.
+        failures = [r.target.name for r in records if not r.verified or r.survived is False]
+    print(f"\nresults in {out}: results.json, results.md, charts" + (f"; NOT OK: {failures}" if failures else ""))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""`make latency`: each concurrent target under an open-loop load at fixed rates, from a quarter of what it
+sustains in a closed loop to half again as much; latency percentiles against the offered rate, one record per
+target and rate in OUT/results.json (mode "latency"), rendered to a table and the "hockey stick" chart by
+bench/render/latency.py.
+
+The rates are fractions of a base rate measured first for each target, in the same run: hey, a closed loop
+that opens all its connections at once (bench/loadgen/hey.py), sends 3 rounds from as many clients as the target holds
+at once (1000 at most), and the base is the answers per second it got. Not a `make bench` result set: machines
+here differ by up to 40 % from one day to the next (FACTS.md), which would put the knee anywhere; not ab:
+its solo first request costs a whole round, which would understate the base, and ab opens a connection per
+request where vegeta, like hey, keeps them alive, so the server pays the same per request in both runs.
+
+A closed loop still understates what a server sustains open loop: its first round opens every connection at
+once and its last one ends on the slowest answer. Measured here (2026-11-23), hey's 3 rounds got 84 % of the
+200 answers per second sync-gunicorn's 200 threads allow, and gunicorn's gevent worker then kept up open loop
+at 110 % of its own base with a P99 within 15 % of the delay. Up to 110 % neither curve bent, so the default
+rates go on to 125 % and 150 %, past the knee of both.
+
+The load itself is vegeta's (bench/loadgen/vegeta.py: why vegeta, and what its latencies measure), from the host
+against the published port, through docker-proxy as `make bench` from the host: a target that cannot keep up
+shows it as an achieved rate below the offered one, failures, and latencies that grow with each second of
+the attack, since vegeta sends on schedule whatever the server does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+from bench.containers.compose import RunningScenario, ScenarioError
+from bench.containers.scenarios import SCENARIOS, Target, load_targets
+from bench.loadgen import vegeta
+from bench.measure.resultset import ResultSet
+from bench.measure.target import Client, choose_client, image_packages, run_loadgen, verify, warm_up
+
+FRACTIONS = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5)
+BASE_ROUNDS = 3
+# Past a few thousand connections docker-proxy gives out (docs/many-clients.md): the base stays below that.
+BASE_CLIENTS_MAX = 1000
+
+
+def describe(target: Target, delay: float) -> dict:
+    return {
+        **target.describe(),
+        "delay": delay,
+        "loadgen": "vegeta",
+        "keepalive": True,
+        "client": "host",
+    }
+
+
+def measure_base(target: Target, running: RunningScenario, client: Client, delay: float) -> dict:
+    """What the target sustains in a closed loop with as many clients as it holds: answers per second."""
+    clients = min(target.concurrency or BASE_CLIENTS_MAX, BASE_CLIENTS_MAX)
+    warm_up(target, running, client, clients)
+    command, output = run_loadgen(target, running, client, clients * BASE_ROUNDS, clients, delay)
+    try:
+        result = client.loadgen.parse(output)
+    except ValueError as error:
+        return {"base_command": " ".join(command), "problem": f"base rate: {client.loadgen.name}: {error}"}
+    answered = result.complete - result.failed - result.non2xx
+    return {
+        "base_command": " ".join(command),
+        "base_rps": round(answered / result.seconds, 1),
+        "base_failed": result.failed + result.non2xx,
+        "problem": None,
+    }
+
+
+def load_at(target: Target, rate: int, duration: float, delay: float) -> dict:
+    url = f"{target.url}?delay={delay:g}"
+    try:
+        command, output = vegeta.attack(url, rate, duration)
+        result = vegeta.parse_results(output, rate, target.expected_body(delay))
+    except ValueError as error:
+        return {"offered_rps": rate, "problem": str(error)}
+    problem = None
+    if result.sent_rps < 0.95 * rate:
+        # Then the machine, not the server, set the pace: the figures answer another question.
+        problem = f"vegeta sent {result.sent_rps} requests/s of the {rate} offered"
+    return {
+        "command": " ".join(command),
+        "offered_rps": rate,
+        "duration_s": duration,
+        "requests": result.requests,
+        "sent_rps": result.sent_rps,
+        "achieved_rps": result.achieved_rps,
+        "success_ratio": result.success_ratio,
+        "keeps_up": result.keeps_up,
+        "status_codes": result.status_codes,
+        "failure_kinds": result.failure_kinds,
+        **result.percentiles_ms,
+        "max_ms": result.max_ms,
+        "send_lag_ms_max": result.send_lag_ms_max,
+        "problem": problem,
+    }
+
+
+def fractions(text: str) -> list[float]:
+    return sorted(float(value) for value in text.replace(",", " ").split())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.modes.latency", description=__doc__)
+    parser.add_argument("--scenarios", nargs="*", default=list(SCENARIOS), choices=SCENARIOS, metavar="SCENARIO")
+    rates = parser.add_mutually_exclusive_group()
+    rates.add_argument("--fractions", type=fractions, default=list(FRACTIONS), help="of each target's base rate")
+    rates.add_argument("--rates", type=fractions, help="requests per second, the same for every target: no base run")
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds of load per rate")
+    parser.add_argument("--delay", type=float, default=1.0)
+    parser.add_argument("--out", type=Path)
+    arguments = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(arguments)
+    if not shutil.which("vegeta"):
+        raise SystemExit("make latency needs vegeta: bash .ci/vegeta builds and installs it (Go 1.22 or later)")
+    results = ResultSet("python -m bench.modes.latency", "latency", arguments, args.out, suffix="-latency")
+    client = None if args.rates else choose_client("auto", "hey")
+    targets = [target for scenario in args.scenarios for target in load_targets(scenario) if target.load == "full"]
+
+    def keep(record: dict) -> None:
+        record["ok"] = record["verified"] and not record["problem"]
+        results.add(record)
+        if record["ok"]:
+            percentiles = ", ".join(f"P{share * 100:g} {record[key]} ms" for key, share in vegeta.PERCENTILES.items())
+            print(f"    {record['achieved_rps']} of {record['offered_rps']} requests/s; {percentiles}", flush=True)
+        else:
+            print(f"    NOT OK: {record['problem']}", flush=True)
+
+    for scenario in dict.fromkeys(target.scenario for target in targets):
+        print(f"{scenario}: building and starting", flush=True)
+        ours = [target for target in targets if target.scenario == scenario]
+        try:
+            with RunningScenario(scenario) as running:
+                results.metadata["packages"] |= image_packages(running)
+                for target in ours:
+                    record = describe(target, args.delay)
+                    problem = verify(target, args.delay)
+                    record |= {"verified": problem is None, "problem": problem}
+                    if problem is None and client is not None:
+                        print(f"{scenario} / {target.name}: base rate, {client.loadgen.name} closed loop", flush=True)
+                        record |= measure_base(target, running, client, args.delay)
+                    if record["problem"]:
+                        keep(record)
+                        continue
+                    plan = args.rates or [fraction * record["base_rps"] for fraction in args.fractions]
+                    for index, rate in enumerate(plan):
+                        offered = max(1, round(rate))
+                        fraction = None if args.rates else args.fractions[index]
+                        print(f"{scenario} / {target.name}: {offered} requests/s for {args.duration:g} s", flush=True)
+                        keep(record | {"fraction": fraction} | load_at(target, offered, args.duration, args.delay))
+        except ScenarioError as error:
+            for target in ours:
+                problem = f"did not start: {str(error).splitlines()[0][:200]}"
+                keep(describe(target, args.delay) | {"verified": False, "problem": problem})
+    out = results.finish()
+    failures = sorted({record["target"] for record in results.document.results if not record["ok"]})
+    print(f"\nresults in {out}: results.json, results.md, latency.png" + (f"; NOT OK: {failures}" if failures else ""))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

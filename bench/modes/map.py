@@ -1,0 +1,112 @@
+"""`make map`: where each way of serving wins. A few targets under a grid of loads, I/O delay x CPU units x
+clients, each cell verified and measured as `make bench` measures (bench/modes/bench.py: same records, same JSON),
+then for each cell the winner and by how much, from OUT/results.json alone.
+
+Every figure compares targets within this one run: machines here differ by up to 2x from one session to
+the next, so a cell's winner is meaningful, its requests per second are not.
+
+Each cell sends about SECONDS_PER_CELL seconds of requests at the cell's ceiling (at least one request per
+client, at most MAX_REQUESTS): the ceiling counts a CPU unit as 1 ms, the nominal cost (flask_app/cpu_work.py);
+the records keep what a unit measured in each image.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.containers.scenarios import Target, load_targets
+from bench.loadgen.ceiling import cpu_bound_rps
+from bench.measure.resultset import Progress, ResultSet
+from bench.measure.target import Load, choose_client, run_scenario
+
+DELAYS = (0.02, 0.5)  # seconds of I/O wait: a quick database query, a slow API
+CPUS = (0, 2, 10)  # units of about 1 ms of CPU each: none, a small template, a heavy serialisation
+CLIENTS = (10, 500)  # fewer clients than any server has threads, and more than the sync ones have
+SECONDS_PER_CELL = 4
+MAX_REQUESTS = 3000
+NOMINAL_UNIT_SECONDS = 0.001
+
+
+@dataclass(frozen=True)
+class MapTarget:
+    """A target of the map: a scenario's target, started with these settings (e.g. WORKERS=2)."""
+
+    scenario: str
+    target: str
+    settings: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        # gunicorn-gevent-2-workers for WORKERS=2: a name that also works on the command line.
+        return "-".join([self.target, *(f"{value}-{name.lower()}" for name, value in self.settings.items())])
+
+    def resolve(self) -> Target:
+        (found,) = [t for t in load_targets(self.scenario, self.settings) if t.name == self.target]
+        return found
+
+
+# The tutorial's sync and gevent servers, and the 2026 ones where they exist. As many gevent processes as the
+# machine has cores, once with gunicorn and once with uWSGI (its default here): with CPU work, one gevent
+# process can use only one core.
+TARGETS = (
+    MapTarget("sync-gunicorn", "gunicorn-sync"),
+    MapTarget("async-gevent-gunicorn", "gunicorn-gevent"),
+    MapTarget("async-gevent-gunicorn", "gunicorn-gevent", {"WORKERS": "2"}),
+    MapTarget("async-gevent-uwsgi", "uwsgi-gevent"),
+    MapTarget("sync-granian", "granian-sync"),
+    MapTarget("async-quart", "quart-uvicorn"),
+)
+BY_LABEL = {target.label: target for target in TARGETS}
+
+
+def requests_for(target: Target, delay: float, cpu: int, clients: int, cores: int) -> int:
+    """About SECONDS_PER_CELL seconds at the cell's ceiling; every client sends at least one request."""
+    cpu_seconds = cpu * NOMINAL_UNIT_SECONDS
+    at_once = min(clients, target.concurrency or clients)
+    ceiling = min(at_once / (delay + cpu_seconds), cpu_bound_rps(cpu_seconds, target.workers, cores))
+    return max(clients, min(MAX_REQUESTS, round(ceiling * SECONDS_PER_CELL)))
+
+
+def numbers(kind: Callable[[str], float]) -> Callable[[str], list]:
+    return lambda text: [kind(value) for value in text.replace(",", " ").split()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.modes.map", description=__doc__)
+    parser.add_argument("--targets", nargs="*", default=list(BY_LABEL), choices=BY_LABEL, metavar="TARGET")
+    parser.add_argument("--delays", type=numbers(float), default=list(DELAYS), help="seconds of I/O per request")
+    parser.add_argument("--cpus", type=numbers(int), default=list(CPUS), help="CPU units per request")
+    parser.add_argument("--clients", type=numbers(int), default=list(CLIENTS))
+    parser.add_argument("--out", type=Path)
+    arguments = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(arguments)
+    results = ResultSet("python -m bench.modes.map", "map", arguments, args.out, suffix="-map")
+    client = choose_client("auto")
+    results.metadata |= {"delays": args.delays, "cpus": args.cpus, "clients": args.clients}
+    cores = results.metadata["cpu_count"] or 1
+    chosen = [BY_LABEL[label] for label in args.targets]
+    cells = [(delay, cpu, c) for delay in args.delays for cpu in args.cpus for c in args.clients]
+    progress = Progress(len(chosen) * len(cells))
+    failures = []
+    for mapped in chosen:
+        target = mapped.resolve()
+        runs = [(target, Load(requests_for(target, d, cpu, c, cores), c, d, cpu)) for d, cpu, c in cells]
+        packages = results.metadata["packages"]
+        for record in run_scenario(mapped.scenario, runs, client, packages, progress, environment=mapped.settings):
+            record.extra |= {"label": mapped.label, "settings": mapped.settings}
+            results.add(record)
+            progress.done += 1
+            print(f"    {record.rps or '-'} requests/s, {'ok' if record.ok else record.problem}", flush=True)
+            failures += [] if record.ok else [mapped.label]
+    results.metadata["minutes"] = results.minutes
+    out = results.finish()  # results.md, the charts and index.html
+    print(f"\nresults in {out}: results.json, results.md, index.html and the two charts")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

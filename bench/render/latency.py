@@ -1,0 +1,140 @@
+"""A `make latency` set rendered from OUT/results.json alone: the table of every target and offered rate, the
+"hockey stick" chart (latency against offered load, a panel per way of holding requests) and index.html."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from pathlib import Path
+
+import matplotlib
+import matplotlib.pyplot as plt
+
+from bench.render import html_page, shared
+from bench.render.document import Document
+
+COLUMNS = (
+    "scenario", "target", "server", "at once", "base requests/s", "offered requests/s", "sent", "achieved",
+    "answered well", "P50 ms", "P90 ms", "P99 ms", "P99.9 ms", "failures",
+)  # fmt: skip
+
+
+def ms(value: float | None) -> str:
+    return "failed" if value is None else f"{value:.0f}"
+
+
+def row(record: dict) -> list[str]:
+    base = shared.rps(record["base_rps"]) if record.get("base_rps") else "–"
+    fraction = f" ({record['fraction']:.0%})" if record.get("fraction") else ""
+    offered = f"{record['offered_rps']:g}{fraction}" if "offered_rps" in record else "–"
+    head = [record["scenario"], record["target"], record["server"], shared.at_once(record), base, offered]
+    if "requests" not in record or not record["ok"]:
+        return head + [f"**FAILED**: {record['problem']}"] + ["–"] * (len(COLUMNS) - len(head) - 1)
+    # A target that does not keep up is the finding, not a failure of the run: its achieved rate says so in bold.
+    achieved = shared.rps(record["achieved_rps"]) if record["keeps_up"] else f"**{shared.rps(record['achieved_rps'])}**"
+    failures = ", ".join(f"{kind} {count}" for kind, count in record["failure_kinds"].items()) or "–"
+    return head + [
+        shared.rps(record["sent_rps"]), achieved, f"{record['success_ratio']:.1%}", ms(record["p50_ms"]),
+        ms(record["p90_ms"]), ms(record["p99_ms"]), ms(record["p999_ms"]), failures,
+    ]  # fmt: skip
+
+
+# One panel per way of holding requests: sixteen targets on one chart repeat colours and hide each other.
+MODE_TITLES = {"sync": "threads", "gevent": "gevent", "asyncio": "asyncio"}
+
+
+def hockey_stick_chart(records: list[dict], metadata: dict, path: Path) -> None:
+    loaded = [record for record in records if "requests" in record and record["ok"]]
+    modes = list(dict.fromkeys(record["mode"] for record in loaded)) or ["sync"]
+    figure, panels = plt.subplots(len(modes), 1, figsize=(11, 4.2 * len(modes) + 0.6), sharey=True, squeeze=False)
+    for mode, axes in zip(modes, panels[:, 0], strict=True):
+        targets = dict.fromkeys(record["target"] for record in loaded if record["mode"] == mode)
+        for index, target in enumerate(targets):
+            points = sorted((r for r in loaded if r["target"] == target), key=lambda r: r["offered_rps"])
+            color = f"C{index}"
+            offered = [record["offered_rps"] for record in points]
+            for key, style in (("p50_ms", "--"), ("p99_ms", "-")):
+                values = [record[key] if record[key] is not None else float("nan") for record in points]
+                label = f"{target} ({shared.at_once(points[0])})" if key == "p99_ms" else None
+                axes.plot(offered, values, style, color=color, marker="o", markersize=4, label=label)
+            # Where too many requests failed for a P99, a red cross at the top of the panel marks the rate.
+            if failed := [record["offered_rps"] for record in points if record["p99_ms"] is None]:
+                axes.plot(failed, [0.95] * len(failed), "x", color="tab:red", markersize=10, markeredgewidth=2,
+                          transform=axes.get_xaxis_transform(), clip_on=False)  # fmt: skip
+            slow = [record for record in points if not record["keeps_up"] and record["p99_ms"] is not None]
+            axes.plot([r["offered_rps"] for r in slow], [r["p99_ms"] for r in slow], "o", color="tab:red",
+                      fillstyle="none", markersize=10)  # fmt: skip
+        for delay in sorted({record["delay"] for record in records}):
+            axes.axhline(delay * 1000, color="black", linestyle=":", linewidth=1)
+        axes.set_yscale("log")
+        for axis in (axes.yaxis.set_major_formatter, axes.yaxis.set_minor_formatter):
+            axis(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))  # 2000, not 2 x 10^3
+        axes.set_title(f"{MODE_TITLES.get(mode, mode)}: dashed P50, solid P99", fontsize=10, loc="left")
+        axes.set_ylabel("ms from the scheduled send")
+        axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    panels[-1, 0].set_xlabel("offered requests per second (open loop: sent on schedule, whatever the server does)")
+    figure.suptitle(
+        "Latency against offered load (dotted: the delay; red ring: fewer answers than offered; red cross: P99 failed)",
+        fontsize=10,
+    )
+    shared.save(figure, metadata, path)
+
+
+NOTE = (
+    "Base: the answers per second a closed loop (hey, as many clients as the target holds at once, at most"
+    " 1000, 3 rounds) got from the target just before; each offered rate is a share of it. vegeta then sends"
+    " at that rate for the duration, open loop: on schedule, whatever the server does. Sent: the rate vegeta"
+    " kept; achieved: good answers per second, from the first to the last; in bold when below 98 % of the"
+    " offered rate or when a request failed. Each latency runs from the request's scheduled send to the end of"
+    ' its answer; failed requests rank as slower than any answer, so a percentile reads "failed" when more'
+    " requests failed than it leaves out."
+)
+
+
+def verdict(records: list[dict]) -> str:
+    not_ok = sorted({record["target"] for record in records if not record["ok"]})
+    return f"**Not OK: {', '.join(not_ok)}**" if not_ok else "Every target verified and loaded at every rate."
+
+
+# What each numeric column sorts by in index.html: the number behind the cell.
+SORT_KEYS: dict[str, Callable[[dict], float | None]] = {
+    "at once": shared.holds_at_once,
+    "base requests/s": lambda record: record.get("base_rps"),
+    "offered requests/s": lambda record: record.get("offered_rps"),
+    "sent": lambda record: record.get("sent_rps"),
+    "achieved": lambda record: record.get("achieved_rps"),
+    "answered well": lambda record: record.get("success_ratio"),
+    # A percentile that fell on a failed request is None: last, like a FAILED cell.
+    "P50 ms": lambda record: record.get("p50_ms"),
+    "P90 ms": lambda record: record.get("p90_ms"),
+    "P99 ms": lambda record: record.get("p99_ms"),
+    "P99.9 ms": lambda record: record.get("p999_ms"),
+}
+
+
+def render(out: Path, document: Document) -> None:
+    metadata, records = document.metadata, document.results
+    hockey_stick_chart(records, metadata, out / "latency.png")
+    lines = [
+        *shared.head("Latency at fixed request rates", metadata),
+        "",
+        verdict(records),
+        "",
+        shared.markdown_table(COLUMNS, [row(record) for record in records]),
+        "",
+        NOTE,
+        "",
+        "![latency.png](latency.png)",
+        "",
+        *shared.packages(metadata),
+    ]
+    (out / "results.md").write_text("\n".join(lines))
+    html_page.write(
+        out, metadata, document.mode,
+        heading="Latency at fixed request rates: vegeta, open loop",
+        verdict=html_page.inline(verdict(records)),
+        table=html_page.table(COLUMNS, [row(r) for r in records], records, SORT_KEYS),
+        note=html.escape(NOTE),
+        charts=html_page.chart(out / "latency.png") if (out / "latency.png").exists() else "",
+        commands=html_page.commands(records),
+    )  # fmt: skip

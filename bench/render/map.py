@@ -1,0 +1,207 @@
+"""A `make map` set rendered from OUT/results.json alone: per cell of the grid (I/O delay x CPU units x clients)
+the winner and by how much, the load that favours async beside the one that favours processes, gevent against
+threads cell by cell, every cell, and the two charts; results.md is the page (index.html shows it)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib
+import matplotlib.pyplot as plt
+
+from bench.render import html_page, shared
+from bench.render.document import Document
+
+# A lead below 5 % is no lead: repeated runs of one target differ by about that much (make bench REPEAT=3).
+TIE = 1.05
+
+
+def cell_of(record: dict) -> tuple[float, int, int]:
+    return record["delay"], record["cpu_units"], record["c"]
+
+
+def winners(records: list[dict]) -> dict[tuple[float, int, int], dict]:
+    """Per cell: the ranking (label, rps) best first, the winner and its lead over the runner-up."""
+    cells: dict[tuple[float, int, int], list[dict]] = {}
+    for record in records:
+        cells.setdefault(cell_of(record), []).append(record)
+    summary = {}
+    for cell, entries in sorted(cells.items()):
+        ranking = sorted(((r["label"], r["rps"] if r["ok"] else 0.0) for r in entries), key=lambda pair: -pair[1])
+        best, second = ranking[0][1], ranking[1][1] if len(ranking) > 1 else 0.0
+        summary[cell] = {
+            "ranking": ranking,
+            "winner": ranking[0][0],
+            "lead": round(best / second, 2) if second else math.inf,
+        }
+    return summary
+
+
+def cell_name(cell: tuple[float, int, int]) -> str:
+    delay, cpu, clients = cell
+    return f"{delay * 1000:g} ms I/O, {cpu} CPU units, {clients} clients"
+
+
+def rigged(summary: dict) -> tuple[tuple, tuple]:
+    """The two loads of "the benchmark game is rigged": the most I/O and clients with no CPU work (for async)
+    and the least I/O and clients with the most CPU work (for processes)."""
+    delays, cpus, clients = (sorted({cell[i] for cell in summary}) for i in range(3))
+    return (delays[-1], cpus[0], clients[-1]), (delays[0], cpus[-1], clients[0])
+
+
+def rigged_table(summary: dict) -> list[str]:
+    for_async, for_sync = rigged(summary)
+    left, right = summary[for_async]["ranking"], summary[for_sync]["ranking"]
+    lines = [
+        f"| rank | {cell_name(for_async)} | requests/s | {cell_name(for_sync)} | requests/s |",
+        "|---|---|---|---|---|",
+    ]
+    for rank, ((a, a_rps), (b, b_rps)) in enumerate(zip(left, right, strict=False), start=1):
+        lines.append(f"| {rank} | {a} | {a_rps:.0f} | {b} | {b_rps:.0f} |")
+    return lines
+
+
+def versus_threads(records: list[dict]) -> list[str]:
+    """Each gevent target's throughput as a multiple of the tutorial's threaded gunicorn in the same cell: where
+    it drops below 1, gevent stops paying off."""
+    rps = {(r["label"], *cell_of(r)): r["rps"] for r in records if r["ok"]}
+    delays, cpus, clients = (sorted({cell_of(r)[i] for r in records}) for i in range(3))
+    gevent = list(dict.fromkeys(r["label"] for r in records if r["mode"] == "gevent"))
+    if "gunicorn-sync" not in {r["label"] for r in records} or not gevent:
+        return []
+    lines = [
+        "| target | I/O delay | clients | " + " | ".join(f"{cpu} CPU units" for cpu in cpus) + " |",
+        "|---|---|---|" + "---|" * len(cpus),
+    ]
+    for label in gevent:
+        for delay in delays:
+            for c in clients:
+                ratios = []
+                for cpu in cpus:
+                    mine, threads = rps.get((label, delay, cpu, c)), rps.get(("gunicorn-sync", delay, cpu, c))
+                    ratios.append(f"x{mine / threads:.2f}" if mine and threads else "–")
+                lines.append(f"| {label} | {delay * 1000:g} ms | {c} | " + " | ".join(ratios) + " |")
+    return lines
+
+
+def colors_for(labels: list[str]) -> dict[str, str]:
+    palette = plt.get_cmap("tab10").colors
+    return {label: matplotlib.colors.to_hex(palette[i % len(palette)]) for i, label in enumerate(labels)}
+
+
+def winners_chart(summary: dict, labels: list[str], metadata: dict, path: Path) -> None:
+    """One square per cell, coloured by its winner, with the winner's lead over the runner-up."""
+    delays, cpus, clients = (sorted({cell[i] for cell in summary}) for i in range(3))
+    rows = [(delay, c) for delay in delays for c in clients]
+    colors = colors_for(labels)
+    figure, axes = plt.subplots(figsize=(2.2 * len(cpus) + 3.5, 0.9 * len(rows) + 1.8))
+    for y, (delay, c) in enumerate(rows):
+        for x, cpu in enumerate(cpus):
+            cell = summary.get((delay, cpu, c))
+            if cell is None:
+                continue
+            axes.add_patch(plt.Rectangle((x, y), 1, 1, color=colors[cell["winner"]], alpha=0.85))
+            lead = "alone" if math.isinf(cell["lead"]) else f"x{cell['lead']:.2f} over #2"
+            if cell["lead"] < TIE:
+                lead += ": a tie"
+            axes.text(x + 0.5, y + 0.5, f"{cell['winner']}\n{lead}", ha="center", va="center", fontsize=7)
+    axes.set_xlim(0, len(cpus))
+    axes.set_ylim(0, len(rows))
+    axes.set_xticks([x + 0.5 for x in range(len(cpus))], [f"{cpu} units" for cpu in cpus])
+    axes.set_yticks([y + 0.5 for y in range(len(rows))], [f"{d * 1000:g} ms I/O, {c} clients" for d, c in rows])
+    axes.set_xlabel("CPU work per request (about 1 ms a unit)")
+    axes.set_title("Which target serves the most requests per second, per load (same run)")
+    shared.save(figure, metadata, path)
+
+
+def throughput_chart(records: list[dict], labels: list[str], metadata: dict, path: Path) -> None:
+    """Small multiples: requests per second against CPU units, one panel per (delay, clients)."""
+    delays, clients = sorted({r["delay"] for r in records}), sorted({r["c"] for r in records})
+    colors = colors_for(labels)
+    figure, panels = plt.subplots(
+        len(delays), len(clients), figsize=(5 * len(clients), 3.4 * len(delays)), squeeze=False
+    )
+    for row, delay in enumerate(delays):
+        for column, c in enumerate(clients):
+            axes = panels[row][column]
+            for label in labels:
+                points = sorted(
+                    (r["cpu_units"], r["rps"])
+                    for r in records
+                    if (r["label"], r["delay"], r["c"]) == (label, delay, c)
+                    if r["ok"]
+                )
+                if points:
+                    axes.plot(*zip(*points, strict=True), marker="o", label=label, color=colors[label])
+            axes.set_yscale("log")
+            axes.set_title(f"{delay * 1000:g} ms I/O, {c} clients", fontsize=9)
+            axes.set_xlabel("CPU units per request")
+            axes.set_ylabel("requests/s")
+            axes.grid(alpha=0.3)
+    panels[0][-1].legend(fontsize=7)
+    shared.save(figure, metadata, path)
+
+
+def render(out: Path, document: Document) -> None:
+    """results.md, the two charts and index.html."""
+    metadata, records = document.metadata, document.results
+    labels = list(dict.fromkeys(r["label"] for r in records))
+    summary = winners(records)
+    winners_chart(summary, labels, metadata, out / "map_winners.png")
+    throughput_chart(records, labels, metadata, out / "map_throughput.png")
+    unit_ms = {r["label"]: r["cpu_ms_per_unit"] for r in records if r.get("cpu_ms_per_unit")}
+    failed = [f"{r['label']} at {cell_name(cell_of(r))}: {r['problem']}" for r in records if not r["ok"]]
+    lines = [
+        *shared.head("The workload map", metadata, f" Took {metadata['minutes']} min."),
+        "",
+        "One CPU unit measured, in each image: "
+        + ", ".join(f"{label} {ms:.2f} ms" for label, ms in unit_ms.items())
+        + ".",
+        "",
+        ("**Not OK:** " + "; ".join(failed)) if failed else "Every cell verified, no failed or non-2xx request.",
+        "",
+        "## Winner per cell",
+        "",
+        "| I/O delay | CPU units | clients | winner | lead over #2 | ranking (requests/s) |",
+        "|---|---|---|---|---|---|",
+        *(
+            f"| {d * 1000:g} ms | {cpu} | {c} | {s['winner']} | x{s['lead']:.2f}"
+            + (" (a tie)" if s["lead"] < TIE else "")
+            + " | "
+            + ", ".join(f"{label} {rps:.0f}" for label, rps in s["ranking"])
+            + " |"
+            for (d, cpu, c), s in summary.items()
+        ),
+        "",
+        "## The ranking flips: a load for async and a load for processes",
+        "",
+        *rigged_table(summary),
+        "",
+        "## gevent against threads: throughput as a multiple of gunicorn-sync's in the same cell",
+        "",
+        *versus_threads(records),
+        "",
+        "## Every cell",
+        "",
+        "| target | I/O delay | CPU units | clients | n | requests/s | ceiling | efficiency | P99 ms"
+        " | app CPU ms / request |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        *(
+            f"| {r['label']} | {r['delay'] * 1000:g} ms | {r['cpu_units']} | {r['c']} | {r['n']} | "
+            + (
+                f"{r['rps']:.1f} | {r['ceiling_rps']:.0f} | {r['efficiency']:.0%} | {r['p99_ms']:.0f} | "
+                f"{1000 * r['cpu_seconds'] / r['n']:.2f} |"
+                if r["ok"]
+                else f"NOT OK: {r['problem']} | | | | |"
+            )
+            for r in records
+        ),
+        "",
+        "![map_winners.png](map_winners.png)",
+        "",
+        "![map_throughput.png](map_throughput.png)",
+        "",
+    ]
+    (out / "results.md").write_text("\n".join(lines))
+    html_page.from_markdown(out, metadata, document.mode)
