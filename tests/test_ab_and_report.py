@@ -114,6 +114,30 @@ def test_report_shows_failures_as_failed_never_as_a_number(tmp_path: Path) -> No
         assert (tmp_path / chart).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_a_target_that_did_not_start_beside_a_probed_one_renders(tmp_path: Path) -> None:
+    """A run whose first target was measured (its CPU probed) and whose next did not start: both pages render, the
+    unstarted row says why, with a dash for what was never measured, in as many cells as the header."""
+    probed = record("good", True, steady=True, cpu_probe_moved={"server": 1.02}, repeat=0)
+    unstarted = {key: value for key, value in record("down", False).items() if key in NOT_MEASURED_KEYS}
+    unstarted["problem"] = "did not start: docker compose up failed: Bind for 127.0.0.1:3000 failed: port is taken"
+    (tmp_path / "results.json").write_text(json.dumps({"metadata": METADATA, "results": [probed, unstarted]}))
+    render(tmp_path)
+    markdown = (tmp_path / "results.md").read_text()
+    header = next(line for line in markdown.splitlines() if line.startswith("| scenario"))
+    good_row, down_row = (line for line in markdown.splitlines() if line.startswith("| sync-gunicorn"))
+    assert "CPU steady" in header and good_row.count("|") == down_row.count("|") == header.count("|")
+    assert "port is taken" in markdown and down_row.rstrip(" |").endswith("–")
+    page = (tmp_path / "index.html").read_text()
+    assert page.count("<tr") == 3  # the header and both targets
+
+
+# What a record of a target that did not start carries (bench/measure/target.py): what it is, not what it did.
+NOT_MEASURED_KEYS = {
+    "scenario", "target", "server", "mode", "workers", "threads_per_worker", "gevent_cores", "concurrency", "n",
+    "c", "delay", "client", "ceiling_rps", "ceiling_naive_rps", "verified", "ok", "problem",
+}  # fmt: skip
+
+
 def test_sweep_report(tmp_path: Path) -> None:
     records = [record("gunicorn-sync", True, c=c, n=5 * c, rps=min(c, 200) * 0.9) for c in (10, 50, 200, 500)]
     records.append(record("gunicorn-sync", False, c=1000, n=5000, rps=999.9))  # drawn as a red cross, not a point

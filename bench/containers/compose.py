@@ -29,7 +29,14 @@ def compose_command() -> tuple[str, ...]:
 
 
 class ScenarioError(RuntimeError):
-    pass
+    def in_one_line(self, limit: int = 400) -> str:
+        """For a record's problem: the first line, and for a command that failed the last line of its output,
+        where docker says why (a port already taken, a build step that failed)."""
+        lines = [line.strip() for line in str(self).splitlines() if line.strip()]
+        text = lines[0] if lines else ""
+        if text.endswith("failed:") and len(lines) > 1:
+            text = f"{text} {lines[-1]}"
+        return text[:limit]
 
 
 def docker(*args: str) -> str:

@@ -392,7 +392,7 @@ def run_scenario(
         # A scenario that does not start fails each of its targets, and the run goes on with the next.
         for target, load in runs:
             record = describe(target, load, client)
-            record.problem = f"did not start: {str(error).splitlines()[0][:200]}"
+            record.problem = f"did not start: {error.in_one_line()}"
             yield record
 
 

@@ -454,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     except ScenarioError as error:
         for target in targets:
             for load in loads:
-                problem = f"did not start: {str(error).splitlines()[0][:200]}"
+                problem = f"did not start: {error.in_one_line()}"
                 keep(describe(target, load, args.scale, args.seconds) | {"verified": False, "problem": problem})
     about["minutes"] = results.minutes
     out = results.finish()

@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
                         keep(record | {"fraction": fraction} | load_at(target, offered, args.duration, args.delay))
         except ScenarioError as error:
             for target in ours:
-                problem = f"did not start: {str(error).splitlines()[0][:200]}"
+                problem = f"did not start: {error.in_one_line()}"
                 keep(describe(target, args.delay) | {"verified": False, "problem": problem})
     out = results.finish()
     failures = sorted({record["target"] for record in results.document.results if not record["ok"]})

@@ -318,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
                             keep(record)
         except ScenarioError as error:
             for target in pending:
-                failed = {"verified": False, "problem": f"did not start: {str(error).splitlines()[0][:200]}"}
+                failed = {"verified": False, "problem": f"did not start: {error.in_one_line()}"}
                 keep(describe(target) | failed, len(args.kinds) * len(args.levels) - 1)
     out = results.finish()
     failures = sorted({r["target"] for r in results.document.results if not r["ok"]})

@@ -137,7 +137,9 @@ def throughput_cell(record: dict) -> str:
     return shared.rps(record["rps"])
 
 
-def row(record: dict) -> list[str]:
+def row(record: dict, steady_column: bool = False) -> list[str]:
+    """One table row; with the set's "CPU steady" column, a target that was never probed (it did not start) shows
+    a dash there, so every row has as many cells as the header."""
     measured = "rps" in record
     throughput = throughput_cell(record)
     spread = record.get("within_spread_of")
@@ -155,7 +157,7 @@ def row(record: dict) -> list[str]:
         value("failed"), value("non2xx"), threads, value("rss_mb_peak", "{:.0f}"),
         per_request_ms(record["cpu_seconds"], record) if measured else "–", others(record) if measured else "–",
         value("machine_busy", "{:.0%}"),
-    ] + ([steady_cell(record)] if "probed_runs" in record else [])  # fmt: skip
+    ] + ([steady_cell(record) if "probed_runs" in record else "–"] if steady_column else [])  # fmt: skip
 
 
 def throughput_chart(records: list[dict], metadata: dict, path: Path) -> None:
@@ -394,7 +396,7 @@ def render(out: Path, document: Document) -> None:
         verdict(mode, records),
         "",
         *summary,
-        shared.markdown_table(columns(records), [row(record) for record in rows]),
+        shared.markdown_table(columns(records), [row(record, STEADY in columns(records)) for record in rows]),
         "",
         ceiling_notes(records),
         "",
@@ -411,7 +413,7 @@ def render(out: Path, document: Document) -> None:
         verdict=html_page.inline(verdict(mode, records))
         + (f"<br>{html.escape(roles_line(metadata))}" if metadata.get("roles") else ""),
         summary=overload,
-        table=html_page.table(columns(records), [row(record) for record in rows], rows, SORT_KEYS),
+        table=html_page.table(columns(records), [row(r, STEADY in columns(records)) for r in rows], rows, SORT_KEYS),
         note=html.escape(ceiling_notes(records)),
         charts="\n".join(html_page.chart(out / chart) for chart in charts if (out / chart).exists()),
         commands=html_page.commands(records),
