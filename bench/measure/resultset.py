@@ -88,7 +88,8 @@ class ResultSet:
         document.write(self.out, self.document)
 
     def finish(self) -> Path:
-        """The last write, then the set rendered from results.json alone."""
+        """The last write, with how long the run took, then the set rendered from results.json alone."""
+        self.metadata["minutes"] = self.minutes
         self.save()
         render(self.out)
         return self.out

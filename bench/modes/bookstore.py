@@ -456,7 +456,6 @@ def main(argv: list[str] | None = None) -> int:
             for load in loads:
                 problem = f"did not start: {error.in_one_line()}"
                 keep(describe(target, load, args.scale, args.seconds) | {"verified": False, "problem": problem})
-    about["minutes"] = results.minutes
     out = results.finish()
     failures = sorted({f"{r['target']}/{r['load']}" for r in results.document.results if not r["ok"]})
     not_ok = f"; NOT OK: {', '.join(failures)}" if failures else ""

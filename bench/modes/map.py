@@ -102,7 +102,6 @@ def main(argv: list[str] | None = None) -> int:
             progress.done += 1
             print(f"    {record.rps or '-'} requests/s, {'ok' if record.ok else record.problem}", flush=True)
             failures += [] if record.ok else [mapped.label]
-    results.metadata["minutes"] = results.minutes
     out = results.finish()  # results.md, the charts and index.html
     print(f"\nresults in {out}: results.json, results.md, index.html and the two charts")
     return 1 if failures else 0

@@ -390,7 +390,7 @@ def render(out: Path, document: Document) -> None:
         draw(rows, metadata, out / chart)
     summary = [shared.markdown_table(OVERLOAD_COLUMNS, overload_rows(records)), ""] if mode == "overload" else []
     lines = [
-        *shared.head(title(metadata, records), metadata),
+        *shared.head(title(metadata, records), metadata, shared.took(metadata)),
         "",
         *([roles_line(metadata), ""] if metadata.get("roles") else []),
         verdict(mode, records),

@@ -52,7 +52,7 @@ def cell(value: object) -> str:
 def markdown(document: Document) -> str:
     """results.md: a table per lab, each variant a row, and the command of each."""
     meta = document.metadata
-    lines = shared.head("Failure labs", meta, " docs/labs.md explains each lab.")
+    lines = shared.head("Failure labs", meta, shared.took(meta) + " docs/labs.md explains each lab.")
     for lab in dict.fromkeys(record["lab"] for record in document.results):
         records = [record for record in document.results if record["lab"] == lab]
         columns = COLUMNS[lab]

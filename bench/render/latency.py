@@ -116,7 +116,7 @@ def render(out: Path, document: Document) -> None:
     metadata, records = document.metadata, document.results
     hockey_stick_chart(records, metadata, out / "latency.png")
     lines = [
-        *shared.head("Latency at fixed request rates", metadata),
+        *shared.head("Latency at fixed request rates", metadata, shared.took(metadata)),
         "",
         verdict(records),
         "",

@@ -90,7 +90,7 @@ def render(out: Path, document: Document) -> None:
     metadata, records = document.metadata, document.results
     what, method = notes(metadata)
     lines = [
-        *shared.head("Slow clients", metadata),
+        *shared.head("Slow clients", metadata, shared.took(metadata)),
         "",
         verdict(records),
         "",
