@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from db import make_async_engine, unavailable_message
+from db import database_failure, make_async_engine, make_async_health_engine
 from marshmallow import ValidationError
 from models import Author, Book, page_of_authors
 from quart import Quart, request
@@ -27,9 +27,10 @@ from schemas import (
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
-from werkzeug.exceptions import HTTPException, NotFound, ServiceUnavailable
+from werkzeug.exceptions import HTTPException, NotFound
 
 engine = make_async_engine()
+health_engine = make_async_health_engine()
 app = Quart(__name__)
 app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
 app.json.sort_keys = False
@@ -70,7 +71,7 @@ async def create_author() -> tuple[Any, int]:
 
 @app.get("/health")
 async def health() -> dict[str, str]:
-    async with engine.connect() as connection:
+    async with health_engine.connect() as connection:
         await connection.execute(text("SELECT 1"))
     return {"status": "ok"}
 
@@ -82,8 +83,8 @@ async def json_error(error: HTTPException) -> tuple[dict[str, str], int]:
 
 @app.errorhandler(Exception)
 async def database_error(error: Exception) -> tuple[dict[str, str], int]:
-    message = unavailable_message(error)
-    if message is None:  # a bug: logged with its traceback, answered with one line
+    answer = database_failure(error)
+    if answer is None:  # a bug: logged with its traceback, answered with one line
         app.logger.exception("unexpected error")
         return {"error": "internal error"}, 500
-    return await json_error(ServiceUnavailable(message))
+    return await json_error(answer)

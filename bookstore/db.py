@@ -1,9 +1,13 @@
 """The database engine and its bounded pool, shared by the Flask app and the capture tool, and how a database
-failure becomes a 503 with one clear line.
+failure becomes a 503 (or a 504, for a statement timeout) with one clear line.
 
 Every setting comes from the environment (bookstore.yml): DATABASE_URL, POSTGRES_POOL_MAX (connections per
-process; the compose file sets it so that all the processes of one target hold 16 together) and
-POSTGRES_POOL_TIMEOUT (how long a request waits for a free connection before its 503).
+process; the compose file sets it so that all the processes of one target hold 16 together),
+POSTGRES_POOL_TIMEOUT (how long a request waits for a free connection before its 503) and
+POSTGRES_STATEMENT_TIMEOUT (how long Postgres lets one statement run before it cancels it: a 504).
+
+GET /health has an engine of its own (make_health_engine): one connection per process, outside the requests'
+pool, so that a pool whose every connection is busy serving requests does not fail the healthcheck.
 """
 
 from __future__ import annotations
@@ -13,14 +17,24 @@ from typing import Any
 
 from sqlalchemy import create_engine, exc
 from sqlalchemy.engine import Engine
+from werkzeug.exceptions import GatewayTimeout, HTTPException, ServiceUnavailable
 
 # No default: the credentials come from the environment (the compose file), never from the image.
 DATABASE_URL = os.environ.get("DATABASE_URL") or ""
 POOL_MAX = int(os.environ.get("POSTGRES_POOL_MAX", "8"))
 POOL_TIMEOUT = float(os.environ.get("POSTGRES_POOL_TIMEOUT", "10"))
+# Seconds, 30 by default: three times the slowest statement the app sends with one target's pool full at the full
+# size (the last page, 100 authors at offset 999,900: at most 9 s with 16 at once on two cores; alone 0.2-1.3 s),
+# measured in docs/bookstore.md. Only every target's pool full of such pages (96 at once: up to 45 s) goes past
+# it, an overload where a 504 is the right answer. So a statement whose client has gone (nothing tells Postgres)
+# stops within 30 s, the servers' graceful timeout.
+STATEMENT_TIMEOUT = float(os.environ.get("POSTGRES_STATEMENT_TIMEOUT", "30"))
 # libpq's own options: a connect gives up after 3 s (a stopped Postgres answers in far less; a lost host would
-# otherwise hold the request for minutes), and every session is in UTC, so created_at reads the same everywhere.
-CONNECT_ARGS = {"connect_timeout": 3, "options": "-c timezone=UTC"}
+# otherwise hold the request for minutes); every session is in UTC, so created_at reads the same everywhere, and
+# has the statement timeout (0 turns it off, as in Postgres). application_name tells the pools apart in
+# pg_stat_activity.
+OPTIONS = f"-c timezone=UTC -c statement_timeout={round(STATEMENT_TIMEOUT * 1000)}"
+CONNECT_ARGS = {"connect_timeout": 3, "options": OPTIONS, "application_name": "bookstore"}
 ENGINE_SETTINGS = {
     # A fixed pool: max_overflow=0 means never more than POOL_MAX connections, so the six targets' totals
     # (6 x 16) stay below Postgres's max_connections; a request waits up to POOL_TIMEOUT for a free one.
@@ -31,6 +45,13 @@ ENGINE_SETTINGS = {
     # a dead connection fails (503) and SQLAlchemy then discards every connection the pool held.
     "pool_pre_ping": False,
 }
+# The healthcheck's own pool: one connection per process, never one of the requests'. Docker probes once a
+# second with a 2 s limit: a probe waits at most 2 s for the connection (another probe holding it), and is
+# pre-pinged (one round trip more a second) so that after a Postgres restart the first probe reconnects rather
+# than failing on the dead connection.
+HEALTH_CONNECT_ARGS = {**CONNECT_ARGS, "application_name": "bookstore-health"}
+HEALTH_SETTINGS = {"pool_size": 1, "max_overflow": 0, "pool_timeout": 2, "pool_pre_ping": True}
+QUERY_CANCELED = "57014"  # Postgres's SQLSTATE for a statement cancelled, by its timeout or by a cancel request
 
 
 def database_url() -> str:
@@ -43,15 +64,29 @@ def make_engine() -> Engine:
     return create_engine(database_url(), connect_args=CONNECT_ARGS, **ENGINE_SETTINGS)
 
 
-def unavailable_message(error: Exception) -> str | None:
-    """The one line a 503 says for a database failure, or None if the error is not one (a bug: let it be a 500)."""
+def make_health_engine() -> Engine:
+    return create_engine(database_url(), connect_args=HEALTH_CONNECT_ARGS, **HEALTH_SETTINGS)
+
+
+def first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def database_failure(error: Exception) -> HTTPException | None:
+    """The answer for a database failure, with one line that says what failed, or None if the error is not one
+    (a bug: let it be a 500): 504 for a statement that ran past the statement timeout, 503 for the rest."""
     if isinstance(error, exc.TimeoutError):  # the pool's wait ran out: every connection busy
-        return f"database pool: no free connection within {POOL_TIMEOUT:g} s ({POOL_MAX} in use in this process)"
+        return ServiceUnavailable(
+            f"database pool: no free connection within {POOL_TIMEOUT:g} s ({POOL_MAX} in use in this process)"
+        )
+    cancelled = isinstance(error, exc.DBAPIError) and getattr(error.orig, "sqlstate", None) == QUERY_CANCELED
+    if cancelled and "statement timeout" in str(error.orig):  # not a cancel request: that is a 503 below
+        return GatewayTimeout(f"database: statement cancelled after the {STATEMENT_TIMEOUT:g} s statement timeout")
     if isinstance(error, (exc.OperationalError, exc.InterfaceError)) or (
         isinstance(error, exc.DBAPIError) and error.connection_invalidated
     ):
-        first_line = str(error.orig or error).strip().splitlines()[0] if str(error.orig or error).strip() else ""
-        return f"database unavailable: {first_line or type(error.orig or error).__name__}"
+        return ServiceUnavailable(f"database unavailable: {first_line(error.orig or error)}")
     return None
 
 
@@ -61,3 +96,10 @@ def make_async_engine() -> Any:
     from sqlalchemy.ext.asyncio import create_async_engine
 
     return create_async_engine(database_url(), connect_args=CONNECT_ARGS, **ENGINE_SETTINGS)
+
+
+def make_async_health_engine() -> Any:
+    """make_health_engine's twin for the asyncio port."""
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    return create_async_engine(database_url(), connect_args=HEALTH_CONNECT_ARGS, **HEALTH_SETTINGS)

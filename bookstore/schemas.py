@@ -21,10 +21,27 @@ MAX_NAME = 200
 MAX_BIOGRAPHY = 10_000
 
 
-def no_nul(text: str) -> None:
-    # Postgres's text cannot hold NUL: refused here with a message rather than by the driver with a 500.
-    if "\x00" in text:
-        raise ValidationError("must not contain NUL characters")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class StoredText(fields.String):
+    """A string Postgres can store, or a 422 that says why not. JSON accepts two kinds of strings that a
+    Postgres text column cannot hold, and each used to reach the driver and end in a 500:
+    - NUL ("\\u0000"): Postgres's text cannot hold it;
+    - a lone UTF-16 surrogate, "\\ud800" to "\\udfff" outside a pair (or its bytes, ED A0 80 ..., which
+      Python's parser decodes to the same): the string cannot be encoded to UTF-8 (psycopg: UnicodeEncodeError).
+    Every string the app stores is one of these, so the whole class is refused where the fields are read."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        text = super()._deserialize(value, attr, data, **kwargs)
+        if "\x00" in text:
+            raise ValidationError("must not contain NUL characters")
+        if surrogate := LONE_SURROGATE.search(text):
+            raise ValidationError(
+                f"must be valid Unicode: a lone surrogate (U+{ord(surrogate.group()):04X}) at position"
+                f" {surrogate.start()}, which UTF-8 cannot encode"
+            )
+        return text
 
 
 class BookSummarySchema(Schema):
@@ -70,12 +87,12 @@ class NewAuthorSchema(Schema):
     class Meta:
         unknown = RAISE
 
-    name = fields.String(required=True, validate=[validate.Length(min=1, max=MAX_NAME), no_nul])
-    country_code = fields.String(
+    name = StoredText(required=True, validate=validate.Length(min=1, max=MAX_NAME))
+    country_code = StoredText(
         required=True, validate=validate.Regexp(r"^[A-Z]{2}\Z", error="must be two capital letters (ISO 3166)")
     )
     date_of_birth = fields.Date(required=True)
-    biography = fields.String(load_default="", validate=[validate.Length(max=MAX_BIOGRAPHY), no_nul])
+    biography = StoredText(load_default="", validate=validate.Length(max=MAX_BIOGRAPHY))
 
 
 author_schema = AuthorSchema()

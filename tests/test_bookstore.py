@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
 import threading
 import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -22,7 +24,7 @@ import pytest
 import requests
 import yaml
 
-from bench.containers.compose import RunningScenario
+from bench.containers.compose import RunningScenario, compose_command
 from bench.containers.sampler import pg_client_sessions
 from bench.containers.scenarios import ROOT, Target, interpolate
 
@@ -36,6 +38,9 @@ GENRES = ["Adventure", "Biography", "Children", "Classics", "Comics", "Crime", "
           "Travel", "Western"]  # fmt: skip
 POOL_503 = "database pool: no free connection within"
 TOTAL_POOL = 96  # the six targets' db_pool together
+# Seconds: the stack's POSTGRES_STATEMENT_TIMEOUT here, so that a test waits it out in seconds (the default is
+# 30 s); every statement at this SCALE takes milliseconds, 300 clients at once included.
+STATEMENT_TIMEOUT = 8
 
 
 def bookstore_targets() -> list[Target]:
@@ -48,6 +53,7 @@ def bookstore_targets() -> list[Target]:
 
 TARGETS = bookstore_targets()
 TARGET_PARAMS = [pytest.param(target, id=target.name) for target in TARGETS]
+HEALTH_CONNECTIONS = sum(target.workers for target in TARGETS)  # GET /health's own: one per process
 
 
 # The generator's formulas (bookstore/db/10-bookstore.sh), in Python.
@@ -89,7 +95,11 @@ class Bookstore(RunningScenario):
         self.file = COMPOSE_FILE
         self.build = True
         self.ready_timeout = 600  # a cold build of the six images, the PyPy one with gevent from source
-        self.environment = {**os.environ, "BOOKSTORE_SCALE": str(SCALE)}
+        self.environment = {
+            **os.environ,
+            "BOOKSTORE_SCALE": str(SCALE),
+            "POSTGRES_STATEMENT_TIMEOUT": str(STATEMENT_TIMEOUT),
+        }
 
     def psql(self, sql: str) -> str:
         result = self.compose("exec", "-T", "postgres", "psql", "-U", "postgres", "-d", "bookstore", "-At", "-c", sql)
@@ -172,6 +182,12 @@ BAD_AUTHORS = [
     ({**new_author("A"), "date_of_birth": "yesterday"}, "date_of_birth"),
     ({**new_author("A"), "country_code": "France"}, "country_code"),
     ({**new_author("A"), "name": "nul\x00byte"}, "name"),
+    # Lone UTF-16 surrogates: JSON escapes Python's parser accepts, which UTF-8 (so psycopg) cannot encode.
+    ({**new_author("A"), "name": "lone \ud800 high surrogate"}, "name"),
+    ({**new_author("A"), "biography": "\udfff"}, "biography"),
+    ({**new_author("A"), "country_code": "\udc00\udc00"}, "country_code"),
+    # The same as raw bytes (ED A0 80), which json.loads decodes to the same lone surrogate.
+    (b'{"name": "raw \xed\xa0\x80", "country_code": "FR", "date_of_birth": "1970-05-17"}', "name"),
     ({key: value for key, value in new_author("A").items() if key != "name"}, "name"),
     ({**new_author("A"), "id": 7}, "id"),  # unknown field
     ([new_author("A")], "_schema"),
@@ -188,9 +204,15 @@ def test_bad_input_is_a_4xx_with_a_message(bookstore: Bookstore, target: Target)
         if status != 413:  # 413 may come from the server before the app sees the request
             assert word in response.json()["error"], response.text
     for body, field in BAD_AUTHORS:
-        response = requests.post(url(target, "/author"), json=body, timeout=10)
+        if isinstance(body, bytes):
+            response = requests.post(
+                url(target, "/author"), data=body, headers={"Content-Type": "application/json"}, timeout=10
+            )
+        else:
+            response = requests.post(url(target, "/author"), json=body, timeout=10)
         assert response.status_code == 422, (body, response.text)
         assert field in response.json()["errors"], response.text
+        assert "\n" not in response.text.strip(), response.text  # one line, never a traceback
 
 
 @pytest.mark.parametrize("target", TARGET_PARAMS)
@@ -244,13 +266,136 @@ def test_300_clients_stay_within_the_pools(bookstore: Bookstore, target: Target)
     statuses = Counter(status for status, _ in answers)
     unexpected = [(status, text) for status, text in answers if status != 200 and POOL_503 not in text]
     assert not unexpected, (statuses, unexpected[:3])
-    assert 0 < peak <= TOTAL_POOL + 4, peak
+    assert 0 < peak <= TOTAL_POOL + HEALTH_CONNECTIONS + 4, peak
     # Per container (one address each): pools keep their connections, so what is open now is each one's most.
+    # The healthcheck's own connections (application_name bookstore-health) are not the pool's.
     per_container = bookstore.psql(
-        "SELECT count(*) FROM pg_stat_activity WHERE client_addr IS NOT NULL GROUP BY client_addr ORDER BY 1 DESC"
+        "SELECT count(*) FROM pg_stat_activity WHERE client_addr IS NOT NULL AND application_name = 'bookstore'"
+        " GROUP BY client_addr ORDER BY 1 DESC"
     )
     assert max(int(count) for count in per_container.split()) <= target.db_pool, per_container
     assert "too many clients" not in bookstore.compose("logs", "postgres").stdout
+
+
+LOCK_HOLDER = "bookstore-tests-lock"  # the application_name of the psql session that holds the lock
+
+
+@contextmanager
+def authors_locked(bookstore: Bookstore) -> Iterator[None]:
+    """A slow query on demand, at any SCALE: a psql session of its own holds an ACCESS EXCLUSIVE lock on authors,
+    so every statement that reads authors waits in Postgres, holding its pooled connection, until the lock goes
+    (the block's end) or the statement timeout cancels it."""
+    command = [*compose_command(), "--project-name", bookstore.scenario, "--file", str(bookstore.file), "exec", "-T",
+               "-e", f"PGAPPNAME={LOCK_HOLDER}", "postgres", "psql", "-U", "postgres", "-d", "bookstore", "-c",
+               "BEGIN; LOCK TABLE authors IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(120)"]  # fmt: skip
+    holder = subprocess.Popen(
+        command, cwd=ROOT, env=bookstore.environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while not lock_held(bookstore):
+            assert holder.poll() is None and time.monotonic() < deadline, "the lock on authors was not taken"
+            time.sleep(0.1)
+        yield
+    finally:
+        bookstore.psql(
+            f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '{LOCK_HOLDER}'"
+        )
+        holder.wait(timeout=30)
+
+
+def lock_held(bookstore: Bookstore) -> bool:
+    return (
+        bookstore.psql(
+            "SELECT count(*) FROM pg_locks JOIN pg_stat_activity USING (pid) WHERE relation = 'authors'::regclass"
+            f" AND mode = 'AccessExclusiveLock' AND granted AND application_name = '{LOCK_HOLDER}'"
+        )
+        == "1"
+    )
+
+
+def app_statements_waiting(bookstore: Bookstore, query_like: str) -> dict[str, int]:
+    """The apps' statements (their request pools' sessions) waiting for a lock, per container address."""
+    rows = bookstore.psql(
+        "SELECT client_addr, count(*) FROM pg_stat_activity WHERE application_name = 'bookstore'"
+        f" AND state = 'active' AND wait_event_type = 'Lock' AND query ILIKE '{query_like}' GROUP BY client_addr"
+    )
+    return {line.split("|")[0]: int(line.split("|")[1]) for line in rows.splitlines()}
+
+
+def test_an_abandoned_query_stops_at_the_statement_timeout(bookstore: Bookstore) -> None:
+    # On every target at once: a page whose client gives up after 1 s (the abandoned query: nothing tells Postgres
+    # its client has gone) and an author whose client waits (the answer a timed-out statement gets).
+    answers: dict[tuple[str, str], tuple[int, str, float]] = {}
+
+    def fetch(target: Target, path: str, timeout: float) -> None:
+        started = time.monotonic()
+        status, text = get_status(url(target, path), timeout=timeout)
+        answers[target.name, path] = (status, text, time.monotonic() - started)
+
+    waiting: list[tuple[float, int]] = []  # (seconds since the requests, abandoned pages still in Postgres)
+    with authors_locked(bookstore):
+        sent = time.monotonic()
+        clients = [threading.Thread(target=fetch, args=(target, path, timeout))
+                   for target in TARGETS for path, timeout in (("/author?limit=20", 1), ("/author/1", 30))]  # fmt: skip
+        for thread in clients:
+            thread.start()
+        deadline = sent + STATEMENT_TIMEOUT + 10
+        while time.monotonic() < deadline:
+            count = sum(app_statements_waiting(bookstore, "%LIMIT%").values())
+            waiting.append((time.monotonic() - sent, count))
+            if count == 0 and waiting[-1][0] > 1.5:
+                break
+            time.sleep(0.2)
+        still_locked = lock_held(bookstore)
+        for thread in clients:
+            thread.join()
+    after_clients_left = [count for seconds, count in waiting if 1.2 < seconds < STATEMENT_TIMEOUT - 1]
+    # The WSGI servers' statements run on after their clients have gone; Quart's (uvicorn cancels the request's
+    # task on the disconnect, and psycopg then cancels its statement) may stop at once.
+    assert after_clients_left and min(after_clients_left) >= len(TARGETS) - 1, waiting
+    gone_at = waiting[-1][0]
+    assert waiting[-1][1] == 0 and gone_at < STATEMENT_TIMEOUT + 4, waiting  # not left running: cancelled
+    assert still_locked  # by the statement timeout, not because the lock went
+    for target in TARGETS:
+        status, text, seconds = answers[target.name, "/author?limit=20"]
+        assert status == 0, (target.name, status, text)  # the client did give up
+        status, text, seconds = answers[target.name, "/author/1"]
+        assert status == 504 and "statement timeout" in text and "\n" not in text.strip(), (target.name, text)
+        assert STATEMENT_TIMEOUT - 0.5 < seconds < STATEMENT_TIMEOUT + 5, (target.name, seconds)
+        assert get_status(url(target, "/author/1"), timeout=10)[0] == 200  # the pool serves again
+    print(f"abandoned statements in Postgres: {waiting[0]} ... {waiting[-1]} (s, count)")
+
+
+SATURABLE = [target for target in TARGETS if target.mode in ("gevent", "asyncio")]  # they hold more than the pool
+
+
+def test_the_healthcheck_answers_while_the_pool_is_busy(bookstore: Bookstore) -> None:
+    # The targets that hold more requests than their pool's connections: with every pooled connection of every
+    # process busy in a slow statement, GET /health still answers within Docker's 2 s. (A thread server has as
+    # many threads as connections: there a busy pool is a busy server, with no thread left for any request.)
+    full = sorted(target.db_pool for target in SATURABLE)
+    calls = [lambda target=target: get_status(url(target, "/author/1"), timeout=60)
+             for target in SATURABLE for _ in range(target.db_pool * 3)]  # fmt: skip
+    with ThreadPoolExecutor(len(calls)) as pool:
+        with authors_locked(bookstore):
+            sent = time.monotonic()
+            load = [pool.submit(call) for call in calls]
+            busy: dict[str, int] = {}
+            while time.monotonic() < sent + STATEMENT_TIMEOUT - 2 and sorted(busy.values()) != full:
+                time.sleep(0.2)
+                busy = app_statements_waiting(bookstore, "%authors.id = %")
+            saturated = time.monotonic() - sent
+            checks = concurrently([lambda target=target: get_status(url(target, "/health"), timeout=2)
+                                   for target in SATURABLE], workers=len(SATURABLE))  # fmt: skip
+            busy_after = app_statements_waiting(bookstore, "%authors.id = %")
+        answers = [future.result() for future in load]  # the lock gone: the pools serve them in turn
+    assert sorted(busy.values()) == full, (saturated, busy)  # every process's pool full, in every target
+    assert [status for status, _ in checks] == [200] * len(SATURABLE), checks
+    assert busy_after == busy, (busy, busy_after)  # and still full after /health answered
+    statuses = Counter(status for status, _ in answers)
+    assert set(statuses) <= {200, 504}, statuses  # 504: a request held in the lock past the statement timeout
+    print(f"pools full after {saturated:.1f} s; then {statuses}")
 
 
 def test_writes_under_load_lose_nothing(bookstore: Bookstore) -> None:
@@ -300,6 +445,7 @@ def test_writes_under_load_lose_nothing(bookstore: Bookstore) -> None:
 
 def test_postgres_restart_under_load(bookstore: Bookstore) -> None:
     answers: list[tuple[float, Target, int, str]] = []
+    checks: list[tuple[float, Target, int, str]] = []  # GET /health, on its own connection
     stop = threading.Event()
 
     def client(target: Target) -> None:
@@ -309,7 +455,14 @@ def test_postgres_restart_under_load(bookstore: Bookstore) -> None:
             answers.append((time.monotonic(), target, status, text))
             time.sleep(0.05)
 
+    def healthcheck(target: Target) -> None:
+        while not stop.is_set():
+            status, text = get_status(url(target, "/health"), timeout=5)
+            checks.append((time.monotonic(), target, status, text))
+            time.sleep(0.25)
+
     clients = [threading.Thread(target=client, args=(target,)) for target in TARGETS for _ in range(3)]
+    clients += [threading.Thread(target=healthcheck, args=(target,)) for target in TARGETS]
     for thread in clients:
         thread.start()
     try:
@@ -319,7 +472,7 @@ def test_postgres_restart_under_load(bookstore: Bookstore) -> None:
         time.sleep(4)
         starting = time.monotonic()
         bookstore.start("postgres")
-        bookstore.wait_healthy(60)  # Postgres, and each app's /health, which goes through its pool
+        bookstore.wait_healthy(60)  # Postgres, and each app's /health
         healthy = time.monotonic()
         time.sleep(10)
     finally:
@@ -334,6 +487,16 @@ def test_postgres_restart_under_load(bookstore: Bookstore) -> None:
     )
     assert all("database" in text for _, _, text in while_down)
     assert all(status in (200, 503) for _, _, status, _ in answers)
+    checks_while_down = [
+        (target.name, status, text) for when, target, status, text in checks if stopped + 1 < when < starting
+    ]
+    assert {name for name, _, _ in checks_while_down} == {target.name for target in TARGETS}, checks_while_down
+    assert all(status == 503 and "database unavailable" in text for _, status, text in checks_while_down), Counter(
+        checks_while_down
+    )
+    for target in TARGETS:  # and healthy again once Postgres is
+        late = [status for when, name, status, _ in checks if name is target and when > healthy + 2]
+        assert late and all(status == 200 for status in late), (target.name, Counter(late))
     for target in TARGETS:  # every target serves again within 10 s of a healthy Postgres, and keeps serving
         late = [status for when, name, status, _ in answers if name is target and when > healthy + 10 - 2]
         assert late and all(status == 200 for status in late), (target.name, Counter(late))
