@@ -89,6 +89,11 @@ async def slow_then_normal(target: Target, kind: str) -> tuple[Hold, float | Non
 @pytest.mark.parametrize("kind", KINDS)
 def test_slow_clients_do_not_stop_a_production_server(production_scenario: RunningScenario, kind: str) -> None:
     targets = production_targets(production_scenario.scenario)
+    if kind == "idle":
+        # The idle kind's connections each send one whole request first. A target given the small load (one request
+        # at a time, or a few: asgiref's WsgiToAsgi, waitress's default 4 threads) serves those 300 in turn, and what
+        # delays the normal request is that queue, not idle connections; `make slowclients` leaves such targets out.
+        targets = [target for target in targets if target.load == "full"]
 
     async def every_target() -> list[tuple[Hold, float | None]]:
         # The targets of one scenario are separate servers on separate ports: side by side, to save time.
