@@ -168,6 +168,23 @@ def test_a_variant_runs_beside_the_file_s_settings(tmp_path: Path) -> None:
 
 
 @pytest.mark.docker
+def test_a_python_variant_builds_and_runs_the_scenario_on_3_13(tmp_path: Path) -> None:
+    """VARIANT="PYTHON_VERSION=3.13": the app image built again on python:3.13-slim under a tag of its own, beside
+    the 3.14 one (not over it), the scenario verified and loaded on each, and the result set says which ran."""
+    arguments = ["--scenarios", "sync-gunicorn", "-n", "20", "-c", "10", "--delay", "0.3", "--no-reference"]
+    assert bench_mode.main([*arguments, "--variant", "PYTHON_VERSION=3.13", "--out", str(tmp_path)]) == 0
+    document = json.loads((tmp_path / "results.json").read_text())
+    plain, variant = document["results"]
+    assert (plain["target"], variant["target"]) == ("gunicorn-sync", "gunicorn-sync PYTHON_VERSION=3.13")
+    assert variant["settings"] == {"PYTHON_VERSION": "3.13"} and plain["ok"] and variant["ok"], (plain, variant)
+    interpreters = {image: names[0] for image, names in document["metadata"]["packages"].items()}
+    assert interpreters["flask-playground/gunicorn:py3.14"].startswith("CPython==3.14."), interpreters
+    assert interpreters["flask-playground/gunicorn:py3.13"].startswith("CPython==3.13."), interpreters
+    assert interpreters["flask-playground/slow_api:py3.14"].startswith("CPython==3.14."), interpreters  # the same
+    assert "CPython==3.13." in (tmp_path / "results.md").read_text()
+
+
+@pytest.mark.docker
 def test_hey_from_a_container_keeps_its_connections(tmp_path: Path) -> None:
     arguments = ["--scenarios", "async-gevent-gunicorn", "-n", "20", "-c", "10", "--delay", "0.3", "--no-reference"]
     assert bench_mode.main([*arguments, "--client", "container", "--loadgen", "hey", "--out", str(tmp_path)]) == 0

@@ -24,7 +24,7 @@ def project_images() -> set[str]:
 @pytest.fixture
 def unrelated_dangling_image(tmp_path: Path) -> Iterator[str]:
     """An image of someone else's, without the label, left dangling: built twice under one tag, no cache."""
-    (tmp_path / "Dockerfile").write_text("FROM python:3.13-slim\nRUN date +%s%N > /built\n")
+    (tmp_path / "Dockerfile").write_text("FROM python:3.14-slim\nRUN date +%s%N > /built\n")
     build = ["docker", "build", "--no-cache", "--quiet", "--tag", UNLABELLED, str(tmp_path)]
     legacy = {**os.environ, "DOCKER_BUILDKIT": "0"}  # as cold_build builds
     first = subprocess.run(build, check=True, capture_output=True, text=True, env=legacy).stdout.strip()
@@ -36,9 +36,9 @@ def unrelated_dangling_image(tmp_path: Path) -> Iterator[str]:
 
 @pytest.mark.docker
 def test_two_cold_builds_leave_no_more_project_images_than_one(unrelated_dangling_image: str) -> None:
-    cold_build(["sync-devserver"])  # flask-playground/devserver, every layer of it an image
+    cold_build(["sync-devserver"])  # flask-playground/devserver:py3.14, every layer of it an image
     after_one = project_images()
-    first = docker("image", "inspect", "--format", "{{.Id}}", "flask-playground/devserver").strip()
+    first = docker("image", "inspect", "--format", "{{.Id}}", "flask-playground/devserver:py3.14").strip()
     assert first in after_one
     cold_build(["sync-devserver"])
     after_two = project_images()

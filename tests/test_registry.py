@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bench.containers.roles import FACTS_IMAGE
+from bench.containers.sampler import SAMPLER_IMAGE
 from bench.containers.scenarios import (
     BOOKSTORE,
     GROUPS,
@@ -135,3 +137,46 @@ def test_the_checklist_in_docs_names_what_this_test_checks() -> None:
     for word in (*GROUPS, *SCENARIO_KEYS, "x-scenario", "x-targets", "name:", "common.yml", "127.0.0.1"):
         assert word in text, f"the checklist does not say {word!r}"
     assert "tests/test_registry.py" in text
+
+
+# The CPython every image runs: common.yml's PYTHON_VERSION default, passed on as a build argument by its
+# python_app service; PYTHON_VERSION=3.13 builds on 3.13 instead, each image tagged with its interpreter.
+PYTHON_DEFAULT = re.fullmatch(
+    r"\$\{PYTHON_VERSION:-([\d.]+)\}", COMMON_SERVICES["python_app"]["build"]["args"]["PYTHON_VERSION"]
+)[1]
+
+
+def dockerfile_of(path: Path, build: str | dict) -> Path:
+    context, dockerfile = (build, "Dockerfile") if isinstance(build, str) else (build["context"], build["dockerfile"])
+    return path.parent / context / dockerfile
+
+
+def reaches_python_app(service: dict) -> bool:
+    """Whether the service extends common.yml's python_app, directly or through flask_app."""
+    base = service.get("extends") or {}
+    return Path(base.get("file", "")).name == "common.yml" and (
+        base["service"] == "python_app" or COMMON_SERVICES[base["service"]].get("extends") == {"service": "python_app"}
+    )
+
+
+def test_every_cpython_image_is_on_one_python_and_takes_the_build_argument() -> None:
+    assert PYTHON_DEFAULT == "3.14"
+    for path in COMPOSE_FILES:
+        for name, service in yaml.safe_load(path.read_text())["services"].items():
+            if "build" not in service:
+                continue
+            text = dockerfile_of(path, service["build"]).read_text()
+            image = service.get("image") or COMMON_SERVICES[name]["image"]
+            if "FROM pypy:" in text:
+                assert "PYTHON_VERSION" not in image, (path.name, name, image)
+                continue
+            assert f"ARG PYTHON_VERSION={PYTHON_DEFAULT}\nFROM python:${{PYTHON_VERSION}}-slim\n" in text, (path, name)
+            if name == "slow_api":  # the yardstick: its Dockerfile's Python whatever PYTHON_VERSION says
+                assert image == f"flask-playground/slow_api:py{PYTHON_DEFAULT}", image
+                continue
+            # Tagged with its interpreter, so that a 3.13 build never replaces the image the other scenarios use.
+            assert image.endswith(f":py${{PYTHON_VERSION:-{PYTHON_DEFAULT}}}"), (path.name, name, image)
+            assert reaches_python_app(service), f"{path.name}: {name} does not get PYTHON_VERSION (extend python_app)"
+    for loadgen in ROOT.glob("bench/loadgen/Dockerfile-*"):
+        assert f"FROM python:{PYTHON_DEFAULT}-slim\n" in loadgen.read_text(), loadgen
+    assert FACTS_IMAGE == SAMPLER_IMAGE == f"python:{PYTHON_DEFAULT}-slim"

@@ -18,7 +18,7 @@ import yaml
 from bench.containers.compose import RunningScenario, compose_command, docker
 from bench.containers.sampler import cpu_ticks, server_pids
 from bench.containers.scenarios import REGISTRY, ROOT, SCENARIOS, load_targets
-from bench.measure.target import cpu_ms_per_unit
+from bench.measure.target import cpu_ms_per_unit, image_packages
 from tests.conftest import fetch, load
 
 pytestmark = pytest.mark.docker
@@ -101,6 +101,16 @@ def test_slow_api_stopped_gives_502_without_hanging(scenario: RunningScenario) -
             assert answer.seconds < 10, target.name
     finally:
         scenario.start("slow_api")
+
+
+def test_every_app_runs_the_pinned_interpreter(scenario: RunningScenario) -> None:
+    """CPython 3.14 in every CPython image, PyPy 3.11 in the PyPy ones, as the result sets record it: the
+    interpreter first in each image's package list."""
+    packages = image_packages(scenario)
+    assert packages, scenario.scenario
+    for image, listed in packages.items():
+        wanted = "PyPy==3.11." if image.endswith("-pypy") else "CPython==3.14."
+        assert listed[0].startswith(wanted), (image, listed[:3])
 
 
 # What a scenario exposes on the machine that runs it: no app as root, only the documented ports and only

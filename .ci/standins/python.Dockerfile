@@ -1,20 +1,28 @@
-# Stand-in for python:3.13-slim: Debian trixie's Python 3.13 with pip in /usr/local, as in the
-# official image: `python` and `pip` on PATH, `pip install` as root, `python -m venv` works.
-FROM playground-standin/debian:trixie
+# Stand-in for python:3.14-slim (Debian forky's Python 3.14) and python:3.13-slim (Debian trixie's
+# Python 3.13): .ci/images passes SUITE and PYTHON. Laid out as in the official image: pip in
+# /usr/local, `python`, `python3`, `pip` and `pip3` on PATH, `pip install` as root, `python -m venv`.
+ARG SUITE=trixie
+FROM playground-standin/debian:${SUITE}
+ARG PYTHON=3.13
 ENV LANG=C.UTF-8
 # Not Debian's python3-pip: it brings Debian's own packaging and wheel, which pip then cannot
 # replace ("no RECORD file"), so pinning another version of either would fail. Instead pip is
 # installed from the wheel Debian ships for venvs, into /usr/local: only pip, like the official
-# image. Removing EXTERNALLY-MANAGED lets root install there without PEP 668's refusal.
+# image. Removing EXTERNALLY-MANAGED lets root install there without PEP 668's refusal. The
+# versioned packages (python3.14, not python3): a suite's default python3 may be another version
+# (forky also packages 3.15), and the links in /usr/local/bin, first on PATH, name this one.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install --yes --no-install-recommends \
-      python3 python3-venv ca-certificates \
- && rm -rf /var/lib/apt/lists/* /usr/lib/python3*/EXTERNALLY-MANAGED \
+      "python$PYTHON" "python$PYTHON-venv" ca-certificates \
+ && rm -rf /var/lib/apt/lists/* "/usr/lib/python$PYTHON/EXTERNALLY-MANAGED" \
  && wheel=$(echo /usr/share/python-wheels/pip-*.whl) \
- && python3 "$wheel/pip" install --no-cache-dir --no-index --disable-pip-version-check \
+ && "python$PYTHON" "$wheel/pip" install --no-cache-dir --no-index --disable-pip-version-check \
       --root-user-action=ignore "$wheel" \
- && ln -s /usr/bin/python3 /usr/local/bin/python \
- && python --version && pip --version
+ && ln -sf "/usr/bin/python$PYTHON" /usr/local/bin/python \
+ && ln -sf "/usr/bin/python$PYTHON" /usr/local/bin/python3 \
+ && python --version | grep -q "^Python $PYTHON\." \
+ && pip --version | grep -q "(python $PYTHON)" \
+ && pip3 --version | grep -q "(python $PYTHON)"
 # The host's CA bundle (put in the base by .ci/images): pip then works behind a TLS-re-signing proxy.
 ENV PIP_CERT=/etc/ssl/host-ca.crt
 CMD ["python3"]

@@ -2,34 +2,33 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
 
-import yaml
-
-from bench.containers.compose import docker, remove_replaced_images
+from bench.containers.compose import compose_command, docker, remove_replaced_images
 from bench.containers.scenarios import REFERENCE, ROOT, SCENARIOS, compose_file
 
 
-def app_images(scenarios: list[str] | None = None) -> dict[str, tuple[str, str]]:
-    """Every image `make bench`'s scenarios build (or these scenarios'): name -> (build context, Dockerfile), from
-    their compose files."""
+def app_images(scenarios: list[str] | None = None) -> dict[str, tuple[str, str, dict[str, str]]]:
+    """Every image `make bench`'s scenarios build (or these scenarios'): name -> (build context, Dockerfile, build
+    arguments), as Compose resolves their files: `extends` merged (common.yml's PYTHON_VERSION) and variables filled
+    in from this process's environment (the image's tag names its Python)."""
     images = {}
     # common.yml builds slow_api, which every scenario extends.
-    chosen = (ROOT / "common.yml", *(compose_file(scenario) for scenario in (REFERENCE, *SCENARIOS)))
-    if scenarios is not None:
-        chosen = tuple(compose_file(scenario) for scenario in scenarios)
-    for path in chosen:
-        for service in yaml.safe_load(path.read_text()).get("services", {}).values():
+    chosen = scenarios if scenarios is not None else [REFERENCE, *SCENARIOS]
+    for scenario in chosen:
+        command = [*compose_command(), "--file", str(compose_file(scenario)), "config", "--format", "json"]
+        model = json.loads(subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True).stdout)
+        for service in model["services"].values():
             build = service.get("build")
             if build and "image" in service:
-                context, dockerfile = (
-                    (build, "Dockerfile")
-                    if isinstance(build, str)
-                    else (build["context"], build.get("dockerfile", "Dockerfile"))
+                images[service["image"]] = (
+                    build["context"],
+                    build.get("dockerfile", "Dockerfile"),
+                    build.get("args", {}),
                 )
-                images[service["image"]] = (context, dockerfile)
     return images
 
 
@@ -37,10 +36,11 @@ def cold_build(scenarios: list[str] | None = None) -> dict:
     """Build every app image (or these scenarios') without cache, one after the other (the base images already
     here): the time a user waits on a first `up`, and each image's size. Then remove the images it replaced."""
     seconds, sizes = {}, {}
-    for image, (context, dockerfile) in app_images(scenarios).items():
+    for image, (context, dockerfile, arguments) in app_images(scenarios).items():
         started = time.monotonic()
         path = f"{context}/{dockerfile}"
-        command = ["docker", "build", "--no-cache", "--quiet", "--tag", image, "--file", path, context]
+        build_args = [option for name, value in arguments.items() for option in ("--build-arg", f"{name}={value}")]
+        command = ["docker", "build", "--no-cache", "--quiet", "--tag", image, *build_args, "--file", path, context]
         subprocess.run(command, cwd=ROOT, check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"})
         seconds[image] = round(time.monotonic() - started, 1)
         sizes[image] = round(int(docker("image", "inspect", "--format", "{{.Size}}", image)) / 1e6)

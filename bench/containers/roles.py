@@ -33,7 +33,7 @@ DEPENDENCIES = ("slow_api", "postgres")
 # Where each dependency listens in its container; published on the database host under the same port.
 DEPENDENCY_PORTS = {"slow_api": 8000, "postgres": 5432}
 # The image every engine gets for the small containers that tell the host's facts (the stand-in base).
-FACTS_IMAGE = "python:3.13-slim"
+FACTS_IMAGE = "python:3.14-slim"
 ENGINE_SCHEMES = ("ssh", "tcp", "unix")
 
 

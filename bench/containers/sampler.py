@@ -195,7 +195,7 @@ class Sampler:
 
 
 # The image the sampler runs in on another engine: the apps' base, copied there with the apps (stdlib Python only).
-SAMPLER_IMAGE = "python:3.13-slim"
+SAMPLER_IMAGE = "python:3.14-slim"
 READY = "sampling"
 
 

@@ -132,16 +132,19 @@ def server_command(running: RunningScenario, service: str) -> list[str]:
 
 
 def image_packages(running: RunningScenario) -> dict[str, list[str]]:
-    """The Python packages as installed in each app image, read from the running containers."""
+    """The interpreter (first, as "CPython==3.14.8" or "PyPy==3.11.13") and the Python packages as installed in each
+    app image, read from the running containers."""
     packages = {}
+    interpreter = "import platform; print(f'{platform.python_implementation()}=={platform.python_version()}')"
     for service, container in running.container_ids().items():
         image = running.docker(service, "inspect", "--format", "{{.Config.Image}}", container).strip()
         try:
             freeze = running.docker(service, "exec", container, "pip", "freeze")
+            python = running.docker(service, "exec", container, "python", "-c", interpreter)
         except subprocess.CalledProcessError:
             continue  # no pip in it: Postgres, Nginx
         if service != "postgres":
-            packages[image] = freeze.split()
+            packages[image] = [*python.split(), *freeze.split()]
     return packages
 
 

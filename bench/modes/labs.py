@@ -25,7 +25,7 @@ from bench.measure.resultset import Progress, ResultSet
 from bench.measure.target import choose_client, cpu_ms_per_unit, image_packages
 from bench.render.labs import COLUMNS, cell
 
-# The ab image (python:3.13-slim with ab), for its Python: burst.py needs nothing else.
+# The ab image (python:3.14-slim with ab), for its Python: burst.py needs nothing else.
 CLIENT_IMAGE = LOADGENS["ab"].image
 ANSWER = "Hi there! slow api response"
 SLOW_API_PORT = 8000
