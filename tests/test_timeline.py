@@ -28,7 +28,7 @@ def steady(clients: int, seconds: float, start: float = 0.0, delay: float = DELA
 
 def test_a_steady_load_with_a_harmless_event_loses_nothing_and_recovers_at_once() -> None:
     summary = timeline.summarize(Timeline(steady(100, 12), 12.0, event_at=4.02, event_done_at=4.1))
-    assert summary["sent"] == summary["ok"] == 2400
+    assert summary["sent"] == summary["answered"] == 2400
     assert summary["failed"] == 0 and summary["failed_by_kind"] == {}
     assert summary["ok_per_second_before"] == pytest.approx(200, rel=0.05)
     assert summary["recovery_s"] == 0.0

@@ -220,7 +220,7 @@ def summarize(timeline: Timeline, baseline_seconds: float = 3.0, bin_seconds: fl
     summary: dict = {
         "sent": len(requests),
         "resent_on_closed_connection": timeline.resent,
-        "ok": sum(not request.failed for request in requests),
+        "answered": sum(not request.failed for request in requests),  # 2xx with the expected body
         "failed": sum(kinds.values()),
         "failed_by_kind": dict(sorted(kinds.items())),
         "longest_s": round(max((r.ended - r.started for r in requests), default=0.0), 3),
