@@ -1,6 +1,8 @@
 """What can happen to a running scenario while it serves, the way it happens in production: a graceful reload, one
 worker killed, the container killed, the container replaced the Compose way, a deploy of two copies one after the
-other, a proxy's reload. Each returns what it did, to whom, for the record (`make incidents`, docs/incidents.md).
+other, a proxy's reload. Each returns what it did, to whom, for the record (`make incidents`, docs/incidents.md),
+and, where one command is the event, `at`: time.monotonic() just before it, since finding the process or the
+container takes docker calls that last a second or more on a busy machine.
 
 Containers run with `init: true`: the container's main process is docker-init, which forwards a signal that
 `docker kill --signal` sends it to the server's main process (gunicorn's master, uWSGI's master, granian's, uvicorn's
@@ -13,6 +15,7 @@ import contextlib
 import os
 import re
 import signal as signals
+import time
 from pathlib import Path
 
 from bench.containers.compose import RunningScenario
@@ -83,9 +86,10 @@ def container(running: RunningScenario, service: str) -> str:
 
 def send_signal(running: RunningScenario, service: str, signal: str) -> dict:
     """`docker kill --signal`: to docker-init, which forwards it to the server's main process."""
-    main = server_main_pid(running, service)
-    running.docker(service, "kill", "--signal", signal, container(running, service))
-    return {"did": f"SIG{signal} to {service}'s main process (pid {pid_inside(main)} in the container)"}
+    main, target = server_main_pid(running, service), container(running, service)
+    at = time.monotonic()
+    running.docker(service, "kill", "--signal", signal, target)
+    return {"did": f"SIG{signal} to {service}'s main process (pid {pid_inside(main)} in the container)", "at": at}
 
 
 def kill_worker(running: RunningScenario, service: str) -> dict:
@@ -95,8 +99,10 @@ def kill_worker(running: RunningScenario, service: str) -> dict:
         return {"problem": f"{service} has no worker process apart from its main process"}
     victim = workers[0]
     threads = os_threads(victim)
+    at = time.monotonic()
     os.kill(victim, signals.SIGKILL)
     return {
+        "at": at,
         "did": f"SIGKILL to {service}'s oldest worker, pid {pid_inside(victim)} in the container, of {len(workers)}",
         "workers": len(workers),
         "victim_threads": threads,
@@ -105,8 +111,10 @@ def kill_worker(running: RunningScenario, service: str) -> dict:
 
 def kill_container(running: RunningScenario, service: str) -> dict:
     """`docker kill`: SIGKILL to everything in the container. No restart policy here: Compose leaves it down."""
-    running.docker(service, "kill", container(running, service))
-    return {"did": f"docker kill {service} (no restart policy: it stays down)"}
+    target = container(running, service)
+    at = time.monotonic()
+    running.docker(service, "kill", target)
+    return {"did": f"docker kill {service} (no restart policy: it stays down)", "at": at}
 
 
 def recreate(running: RunningScenario, service: str, wait: bool = False) -> dict:
