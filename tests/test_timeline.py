@@ -53,7 +53,7 @@ def test_a_server_that_stays_down_never_recovers() -> None:
     requests = steady(100, 4.0)
     requests += [Request(4.0 + step / 10, 4.0 + step / 10 + 0.001, "refused") for step in range(80) for _ in range(100)]
     summary = timeline.summarize(Timeline(requests, 12.0, event_at=4.0, event_done_at=4.3))
-    assert summary["recovery_s"] is None
+    assert summary["recovery_s"] is None and summary["first_ok_after_event_s"] is None
     assert summary["failed_by_kind"] == {"refused": 8000} and summary["failed_after_event"] == 8000
 
 
@@ -66,6 +66,7 @@ def test_a_server_that_comes_back_recovers_when_its_rate_does() -> None:
     requests += steady(100, 12.0, start=7.0)
     summary = timeline.summarize(Timeline(requests, 12.0, event_at=4.0))
     assert summary["recovery_s"] == pytest.approx(3.0, abs=0.2)
+    assert summary["first_ok_after_event_s"] == pytest.approx(3.5)
     assert summary["failed_by_kind"] == {"status 502": 3000}
 
 

@@ -246,6 +246,10 @@ def summarize(timeline: Timeline, baseline_seconds: float = 3.0, bin_seconds: fl
         "failed_before_event": sum(request.failed for request in requests if request.ended < event_at),
         "failed_after_event": sum(request.failed for request in requests if request.started >= event_at),
         "ok_per_second_before": round(baseline, 1),
+        # A server serves again as soon as a request sent after the event is answered: less than "recovered".
+        "first_ok_after_event_s": min(
+            (round(r.ended - event_at, 3) for r in requests if not r.failed and r.started >= event_at), default=None
+        ),
         "recovery_s": recovery_seconds(summary["bins"][OK], event_at, baseline, timeline.seconds, bin_seconds),
     }
     return summary
