@@ -17,7 +17,7 @@ import yaml
 
 from bench.containers.compose import RunningScenario, compose_command, docker
 from bench.containers.sampler import cpu_ticks, server_pids
-from bench.containers.scenarios import REGISTRY, ROOT, SCENARIOS, load_targets
+from bench.containers.scenarios import REGISTRY, ROOT, SCENARIOS, Target, load_targets
 from bench.measure.target import cpu_ms_per_unit, image_packages
 from tests.conftest import fetch, load
 
@@ -119,7 +119,7 @@ def test_every_app_runs_the_pinned_interpreter(scenario: RunningScenario) -> Non
 # What a scenario exposes on the machine that runs it: no app as root, only the documented ports and only
 # on 127.0.0.1, Postgres never published, credentials from the environment, no version advertised.
 # Official images start their server as root and drop to an unprivileged user for the work itself.
-DROPS_PRIVILEGES = {"nginx"}
+DROPS_PRIVILEGES = {"nginx", "httpd"}
 
 
 def container(running: RunningScenario, service: str) -> dict:
@@ -195,3 +195,20 @@ def test_nginx_does_not_advertise_its_version(scenario: RunningScenario) -> None
             response = requests.get(f"{target.url}{path}", timeout=10)
             assert response.headers.get("Server") in ("nginx", None), response.headers
             assert "nginx/" not in response.text, (path, response.text[:200])
+
+
+def apache_targets(scenario: str) -> list[Target]:
+    """The targets Apache httpd answers: through an `httpd` proxy service, or mod_wsgi's own Apache."""
+    return [target for target in load_targets(scenario) if target.via == "httpd" or target.server == "mod_wsgi"]
+
+
+@pytest.mark.parametrize("scenario", [s for s in SCENARIOS if apache_targets(s)], indirect=True)
+def test_apache_does_not_advertise_its_version(scenario: RunningScenario) -> None:
+    for target in apache_targets(scenario.scenario):
+        # An answer from the app, a 404 from the app, a 414 and a 400 from Apache itself.
+        for path in ("?delay=0", "nowhere", "x" * 20_000, "%2e%2e/%00"):
+            response = requests.get(f"{target.url}{path}", timeout=10)
+            assert response.headers.get("Server") == "Apache", (path, response.headers)
+            # Apache's own error pages are one line of text, not an HTML page naming the server.
+            assert "Apache" not in response.text and "<" not in response.text, (path, response.text[:200])
+            assert response.text.count("\n") <= 1, (path, response.text[:200])

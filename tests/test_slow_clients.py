@@ -44,9 +44,12 @@ AFFECTED = {(target, kind) for target in GUNICORN_THREADS for kind in KINDS}
 # head or an idle keep-alive connection keeps its place until --http1-header-read-timeout (30 s). Its body kind is
 # answered (405) and closed at once.
 AFFECTED |= {("granian-sync", "head"), ("granian-sync", "idle")}
+# mod_wsgi in daemon mode: Apache's threads read each request head whole, but the body goes on to the app's daemon
+# process as it arrives, so a slow body holds one of the app's 4 x 50 threads.
+AFFECTED |= {("mod-wsgi-sync", "body")}
 # The defence, tested like every target: the same gunicorn with Nginx in front, which holds every connection in its
-# event loop and passes a request on only once its head and body have fully arrived. Nginx in front of granian
-# would do the same.
+# event loop and passes a request on only once its head and body have fully arrived. Nginx in front of granian or
+# of mod_wsgi would do the same.
 DEFENCES = dict.fromkeys({target for target, _ in AFFECTED}, "nginx-gunicorn-sync")
 
 

@@ -11,10 +11,13 @@ ENV LANG=C.UTF-8
 # image. Removing EXTERNALLY-MANAGED lets root install there without PEP 668's refusal. The
 # versioned packages (python3.14, not python3): a suite's default python3 may be another version
 # (forky also packages 3.15), and the links in /usr/local/bin, first on PATH, name this one.
+# libpython<version>-dev: the headers (Python.h) and the shared libpython that the official image has too, which a
+# C extension built in the image compiles and links against (mod_wsgi); not its static library.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install --yes --no-install-recommends \
-      "python$PYTHON" "python$PYTHON-venv" ca-certificates \
+      "python$PYTHON" "python$PYTHON-venv" "libpython$PYTHON-dev" ca-certificates \
  && rm -rf /var/lib/apt/lists/* "/usr/lib/python$PYTHON/EXTERNALLY-MANAGED" \
+      /usr/lib/*/"libpython$PYTHON.a" /usr/lib/"python$PYTHON"/config-"$PYTHON"-*/"libpython$PYTHON"*.a \
  && wheel=$(echo /usr/share/python-wheels/pip-*.whl) \
  && "python$PYTHON" "$wheel/pip" install --no-cache-dir --no-index --disable-pip-version-check \
       --root-user-action=ignore "$wheel" \

@@ -30,7 +30,7 @@ class Usage:
     rss_mb_peak: float = 0.0
     cpu_seconds: float = 0.0  # the server's processes
     pg_sessions_peak: int | None = None
-    # The other processes on the request's path, by name ("slow_api", "nginx", "docker-proxy").
+    # The other processes on the request's path, by name ("slow_api", "nginx", "httpd", "docker-proxy").
     cpu_seconds_others: dict[str, float] = field(default_factory=dict)
     machine_busy: float = 0.0  # share of all the machine's CPU time spent busy during the load, 0 to 1
 

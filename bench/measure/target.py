@@ -293,7 +293,7 @@ def measure(record: BenchRecord, running: RunningScenario) -> Measurement:
     # Everything else on a request's path on the same machine, whose CPU time is spent on the same cores.
     others = {
         service: [running.main_pid(service)]
-        for service in ("slow_api", "nginx", "postgres")
+        for service in ("slow_api", "nginx", "httpd", "postgres")
         if service in near and service != target.service
     }
     if client.place == "host" and local:

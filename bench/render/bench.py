@@ -22,7 +22,7 @@ COLUMNS = (
 )  # fmt: skip
 # Short names for the other processes on a request's path, in the order they appear in the table.
 OTHERS = {
-    "nginx": "nginx", "slow_api": "api", "postgres": "pg", "docker-proxy": "proxy",
+    "nginx": "nginx", "httpd": "httpd", "slow_api": "api", "postgres": "pg", "docker-proxy": "proxy",
     "ab": "ab", "hey": "hey", "wrk": "wrk",  # the load generator, when it runs on the host
 }  # fmt: skip
 
