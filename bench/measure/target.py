@@ -84,11 +84,17 @@ def choose_client(wanted: str, loadgen: str = "ab") -> Client:
     if place == "host" and not installed:
         raise SystemExit(f"CLIENT=host needs {tool.name} on this machine: apt-get install {tool.package}")
     if place == "container":
-        dockerfile = f"bench/loadgen/Dockerfile-{tool.name}"
-        build = ["docker", "build", "--quiet", "--tag", tool.image, "--file", dockerfile, "bench/loadgen"]
-        subprocess.run(build, cwd=ROOT, check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"})
-        remove_replaced_images()
+        build_loadgen_image(tool.name)
     return Client(place, tool)
+
+
+def build_loadgen_image(name: str) -> str:
+    """flask-playground/<name> from bench/loadgen/Dockerfile-<name>, on the harness's engine; its tag."""
+    image, dockerfile = f"flask-playground/{name}", f"bench/loadgen/Dockerfile-{name}"
+    build = ["docker", "build", "--quiet", "--tag", image, "--file", dockerfile, "bench/loadgen"]
+    subprocess.run(build, cwd=ROOT, check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"})
+    remove_replaced_images()
+    return image
 
 
 def run_loadgen(
