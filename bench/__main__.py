@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from bench.containers.compose import RunningScenario
-from bench.containers.sampler import os_threads, server_pids
+from bench.containers.sampler import EngineSampler, os_threads, server_pids
 from bench.containers.scenarios import LOADS, REGISTRY, load_targets
 from bench.loadgen.ab import ab_command
 from bench.measure.target import choose_client
@@ -42,8 +42,15 @@ def show_threads(scenario: str) -> None:
     if not services:
         raise SystemExit(f"{scenario} is not running: make up S={scenario}")
     for service in services:
-        pids = server_pids(running.main_pid(service))
-        print(f"{service:16} {len(pids)} processes, {os_threads(pids)} OS threads")
+        if running.sees_processes(service):
+            pids = server_pids(running.main_pid(service))
+            print(f"{service:16} {len(pids)} processes, {os_threads(pids)} OS threads")
+            continue
+        # The engine's processes are not this machine's (Docker Desktop's VM, another machine): read them there.
+        with EngineSampler(running.docker_cli(service), running.main_pid(service)) as sampler:
+            pass
+        threads = sampler.problem or f"{sampler.usage.threads_peak} OS threads"
+        print(f"{service:16} {threads} (read through the engine)")
 
 
 def main(argv: list[str] | None = None) -> int:
