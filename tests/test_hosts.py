@@ -4,17 +4,24 @@ shows a container's processes (else the harness reads them through the engine)."
 
 from __future__ import annotations
 
+import json
 import os
 import resource
+import shutil
+import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from bench.containers import cgroup, sampler
+from bench.containers import cgroup, doctor, sampler
 from bench.containers.sampler import SAMPLER_IMAGE
 from bench.containers.scenarios import ROOT
 from bench.measure import resultset
+from bench.modes import bench as bench_mode
+from tests import engines
+from tests.conftest import HOST_LOADGENS, free_port, path_without
 
 
 def test_an_older_python_stops_with_one_line_saying_why(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -85,3 +92,121 @@ def test_the_host_engine_s_container_is_seen_and_its_cgroup_read_here_and_throug
         assert cgroup.container_cpu_seconds("0" * 64) is None  # no such container: neither way answers
     finally:
         subprocess.run(["docker", "rm", "--force", container], capture_output=True)
+
+
+# --- An engine whose processes this machine cannot see (as Docker Desktop's VM), without the host's tools ------
+
+# The same small run on this machine's engine and on the other: what their records must agree within. Threads and
+# memory are the servers' own and hardly move between two runs (gevent's resolver pool aside: it grows with the
+# lookups that happen to overlap, so the runs use c-ares, one thread). CPU time over 10 requests counts whole
+# scheduler ticks (10 ms) and moves with the CPU's speed (up to 1.8x within minutes here), so only its order of
+# magnitude is compared: within a factor of 4, or 2 ticks apart.
+THREADS_WITHIN, RSS_WITHIN, CPU_FACTOR, CPU_TICKS_APART = 2, 0.15, 4.0, 0.02
+SMALL_RUN = ["--scenarios", "async-gevent-gunicorn", "sync-gunicorn", "-n", "10", "-c", "5", "--delay", "0.3"]
+
+
+def run_bench(out: Path, *arguments: str) -> dict[str, dict]:
+    assert bench_mode.main([*SMALL_RUN, "--no-reference", *arguments, "--out", str(out)]) == 0
+    return {record["target"]: record for record in json.loads((out / "results.json").read_text())["results"]}
+
+
+@pytest.fixture(scope="module")
+def unseen_engine():
+    """An engine in a PID namespace (and a network namespace) of its own: `docker inspect` gives PIDs that are
+    not this machine's processes. Its own address range, so that it runs beside the roles' test's engines."""
+    if os.geteuid() != 0 or engines.missing_tools() or shutil.which("unshare") is None:
+        pytest.skip("an engine in namespaces of its own needs root, ip, nsenter, unshare, dockerd and containerd")
+    if engines.address_taken(UNSEEN_SUBNET):
+        pytest.fail(f"{UNSEEN_SUBNET}.0.0/16 is in use on this machine: the unseen engine needs it free")
+    with engines.extra_engines("pgp-vm", pid_namespace=True, subnet=UNSEEN_SUBNET) as (engine,):
+        yield engine
+
+
+UNSEEN_SUBNET = "10.232"
+
+
+@pytest.mark.docker
+def test_an_engine_whose_processes_this_machine_cannot_see_is_sampled_through_it(
+    unseen_engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """make bench with every role on that engine, its ports published on its address, and ab, hey, wrk and
+    vegeta hidden from PATH: every record filled, sampled through the engine, and agreeing with the same run on
+    this machine's engine (ab in its container there too, so that both load alike)."""
+    monkeypatch.setenv("PATH", path_without(HOST_LOADGENS, tmp_path / "bin"))
+    monkeypatch.setenv("GEVENT_RESOLVER", "ares")
+    engine = unseen_engine.socket
+    roles = ["--server-host", engine, "--client-host", engine, "--database-host", engine]
+    unseen = run_bench(tmp_path / "unseen", *roles, "--bind", unseen_engine.address)
+    here = run_bench(tmp_path / "here", "--client", "container")
+    assert unseen.keys() == here.keys() == {"gunicorn-gevent", "gunicorn-sync"}
+    for name, record in unseen.items():
+        mine = here[name]
+        assert record["ok"] and mine["ok"], (record, mine)
+        assert record["sampled_on"] == f"through the engine: docker --host {engine}", record
+        assert mine["sampled_on"] == "this machine" and "not_sampled" not in record, mine
+        assert record["client"] == mine["client"] == "container" and " flask-playground/ab ab " in record["command"]
+        assert record["threads_idle"] > 0 and record["threads_peak"] >= record["threads_idle"], record
+        assert abs(record["threads_peak"] - mine["threads_peak"]) <= THREADS_WITHIN, (name, record, mine)
+        assert record["rss_mb_peak"] == pytest.approx(mine["rss_mb_peak"], rel=RSS_WITHIN), (name, record, mine)
+        assert record["threads_idle"] == mine["threads_idle"], (name, record, mine)
+        cpu, cpu_here = (1000 * r["cpu_seconds"] / r["n"] for r in (record, mine))
+        assert cpu > 0 and cpu_here > 0, (name, record, mine)
+        apart = abs(record["cpu_seconds"] - mine["cpu_seconds"]) <= CPU_TICKS_APART
+        assert apart or 1 / CPU_FACTOR <= cpu / cpu_here <= CPU_FACTOR, (name, cpu, cpu_here)
+        assert record["cpu_seconds_others"].keys() == mine["cpu_seconds_others"].keys() == {"slow_api"}
+        assert 0 < record["machine_busy"] <= 1, record
+        print(
+            f"{name}: threads {record['threads_idle']} -> {record['threads_peak']} vs {mine['threads_idle']} ->"
+            f" {mine['threads_peak']}, RSS {record['rss_mb_peak']} vs"
+            f" {mine['rss_mb_peak']} MB, CPU {cpu:.2f} vs {cpu_here:.2f} ms per request (engine vs this machine)"
+        )
+
+
+# --- make doctor --------------------------------------------------------------------------------------------------
+
+
+def test_doctor_says_what_runs_in_a_container_and_what_is_taken(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A machine without docker and without the load generators, one of the project's ports taken."""
+    monkeypatch.setenv("PATH", path_without((*HOST_LOADGENS, "docker"), tmp_path / "bin"))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        port = taken.getsockname()[1]
+        monkeypatch.setattr(doctor, "PORTS", (port, free_port()))
+        printed: list[str] = []
+        lines = dict(doctor.report(echo=printed.append))
+    assert len(printed) == len(lines) <= 24, printed  # one screen
+    assert lines["Docker engine"].startswith("NO docker command")
+    assert lines["sees the containers"] == "unknown (no engine)"
+    for tool in HOST_LOADGENS:
+        assert lines[tool].startswith(f"in a container instead (bench/loadgen/Dockerfile-{tool})"), lines[tool]
+    assert lines["ports"].startswith(f"TAKEN on 127.0.0.1: {port} ("), lines["ports"]
+    assert lines["Python"].endswith(": ok")
+    assert lines["make test takes"].startswith("about ") and lines["make test takes"].endswith("(docs/tests.md)")
+
+
+def test_doctor_takes_make_bench_s_duration_from_the_newest_set(tmp_path: Path) -> None:
+    def result_set(name: str, metadata: dict) -> Path:
+        path = tmp_path / name / "results.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps({"metadata": metadata, "results": []}))
+        return path
+
+    older = result_set("old", {"mode": "bench", "date": "2026-11-20T10:00:00+00:00", "minutes": 30.5, "cpu_count": 2})
+    latency = result_set("latency", {"mode": "latency", "date": "2026-11-25T10:00:00+00:00", "minutes": 3})
+    newest = result_set("new", {"mode": "bench", "date": "2026-11-24T10:00:00+00:00"})
+    assert doctor.make_bench_duration_line([older, latency]) == "30.5 min for results/old (2026-11-20, 2 cores)"
+    assert doctor.make_bench_duration_line([older, latency, newest]).startswith(
+        "not recorded: the newest committed set, results/new (2026-11-24)"
+    )
+    assert doctor.make_bench_duration_line([]) == "not recorded: no committed make bench result set"
+
+
+@pytest.mark.docker
+def test_doctor_finds_this_machine_s_engine_and_sees_its_containers() -> None:
+    seen, line = doctor.sees_processes()
+    assert seen is True, line
+    lines = dict(doctor.report(echo=lambda line: None))
+    assert lines["Compose v2"].endswith(": ok") and not lines["Docker engine"].startswith("NO"), lines
+    assert lines["sees the containers"].startswith("yes: "), lines
