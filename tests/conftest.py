@@ -47,11 +47,11 @@ def loopback_loadgen(name: str, mounts: tuple[Path, ...] = ()) -> list[str]:
 HOST_LOADGENS = ("ab", "hey", "wrk", "vegeta")
 
 
-def path_without(tools: tuple[str, ...], folder: Path) -> str:
-    """A PATH with every program of this one except `tools`: links to them in `folder`, for a test (or a run,
-    `python -m tests.conftest FOLDER`) that must see a machine without those tools."""
+def path_without(tools: tuple[str, ...], folder: Path, path: str | None = None) -> str:
+    """A PATH with every program of this one (or of `path`) except `tools`: links to them in `folder`, for a test
+    (or a run, `python -m tests.conftest FOLDER`) that must see a machine without those tools."""
     folder.mkdir(parents=True, exist_ok=True)
-    for directory in os.environ["PATH"].split(os.pathsep):
+    for directory in (path or os.environ["PATH"]).split(os.pathsep):
         for program in Path(directory).glob("*") if Path(directory).is_dir() else ():
             link = folder / program.name
             if program.name not in tools and not link.exists() and os.access(program, os.X_OK):

@@ -4,6 +4,7 @@ shows a container's processes (else the harness reads them through the engine)."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -11,6 +12,8 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -110,12 +113,57 @@ def run_bench(out: Path, *arguments: str) -> dict[str, dict]:
     return {record["target"]: record for record in json.loads((out / "results.json").read_text())["results"]}
 
 
+USER = "playground-user"
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+@contextlib.contextmanager
+def docker_group_user() -> Iterator[Path]:
+    """A user who is not root, in the docker group (of both engines' sockets), with a home of its own; gone after."""
+    subprocess.run(["userdel", "--remove", USER], capture_output=True)  # left by a run that was killed
+    home = Path(tempfile.mkdtemp(prefix="playground-user-"))
+    add = ["useradd", "--home-dir", str(home), "--no-create-home", "--groups", "docker", "--shell", "/bin/sh", USER]
+    subprocess.run(add, check=True, capture_output=True)
+    try:
+        shutil.chown(home, USER, USER)
+        yield home
+    finally:
+        subprocess.run(["userdel", USER], capture_output=True)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def python_for(user: str) -> tuple[str, dict[str, str]]:
+    """A Python the user may run with this one's packages: this one, or (where it lives in root's home, as a
+    pyenv build does) the system's of the same version, given the venv's packages."""
+    if subprocess.run(["runuser", "-u", user, "--", sys.executable, "-V"], capture_output=True).returncode == 0:
+        return sys.executable, {}
+    system = shutil.which("python3", path="/usr/bin:/bin") or ""
+    version = subprocess.run([system, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True)
+    if not system or version.stdout.strip() != str(tuple(sys.version_info[:2])):
+        pytest.skip(f"{user} may not run {sys.executable}, and no system Python {sys.version_info[:2]} is there")
+    packages = next(path for path in sys.path if path.endswith("site-packages") and path.startswith(sys.prefix))
+    return system, {"PYTHONPATH": packages}
+
+
+def run_bench_as_user(home: Path, *arguments: str) -> dict[str, dict]:
+    """The same run as run_bench, as USER, with the host's load generators hidden from its PATH."""
+    path = path_without(HOST_LOADGENS, home / "bin", SYSTEM_PATH)  # not root's own folders, closed to the user
+    out = home / "out"
+    python, extra = python_for(USER)
+    environment = {"HOME": str(home), "PATH": path, "GEVENT_RESOLVER": "ares", "LANG": "C.UTF-8", **extra}
+    command = [python, "-m", "bench.modes.bench", *SMALL_RUN, "--no-reference", *arguments, "--out", str(out)]
+    ran = ["runuser", "-u", USER, "--", "/usr/bin/env", "-i", *(f"{k}={v}" for k, v in environment.items()), *command]
+    finished = subprocess.run(ran, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-3000:]
+    return {record["target"]: record for record in json.loads((out / "results.json").read_text())["results"]}
+
+
 @pytest.fixture(scope="module")
 def unseen_engine():
     """An engine in a PID namespace (and a network namespace) of its own: `docker inspect` gives PIDs that are
     not this machine's processes. Its own address range, so that it runs beside the roles' test's engines."""
-    if os.geteuid() != 0 or engines.missing_tools() or shutil.which("unshare") is None:
-        pytest.skip("an engine in namespaces of its own needs root, ip, nsenter, unshare, dockerd and containerd")
+    if os.geteuid() != 0 or engines.missing_tools() or not all(map(shutil.which, ("unshare", "runuser", "useradd"))):
+        pytest.skip("an engine in namespaces of its own needs root, ip, nsenter, unshare, dockerd, containerd, runuser")
     if engines.address_taken(UNSEEN_SUBNET):
         pytest.fail(f"{UNSEEN_SUBNET}.0.0/16 is in use on this machine: the unseen engine needs it free")
     with engines.extra_engines("pgp-vm", pid_namespace=True, subnet=UNSEEN_SUBNET) as (engine,):
@@ -129,14 +177,16 @@ UNSEEN_SUBNET = "10.232"
 def test_an_engine_whose_processes_this_machine_cannot_see_is_sampled_through_it(
     unseen_engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """make bench with every role on that engine, its ports published on its address, and ab, hey, wrk and
-    vegeta hidden from PATH: every record filled, sampled through the engine, and agreeing with the same run on
-    this machine's engine (ab in its container there too, so that both load alike)."""
+    """make bench with every role on that engine, its ports published on its address, run by a user who is not
+    root (in the docker group), with ab, hey, wrk and vegeta hidden from PATH: every record filled, sampled through
+    the engine, and agreeing with the same run on this machine's engine (ab in its container there too, so that
+    both load alike)."""
     monkeypatch.setenv("PATH", path_without(HOST_LOADGENS, tmp_path / "bin"))
     monkeypatch.setenv("GEVENT_RESOLVER", "ares")
     engine = unseen_engine.socket
     roles = ["--server-host", engine, "--client-host", engine, "--database-host", engine]
-    unseen = run_bench(tmp_path / "unseen", *roles, "--bind", unseen_engine.address)
+    with docker_group_user() as home:
+        unseen = run_bench_as_user(home, *roles, "--bind", unseen_engine.address)
     here = run_bench(tmp_path / "here", "--client", "container")
     assert unseen.keys() == here.keys() == {"gunicorn-gevent", "gunicorn-sync"}
     for name, record in unseen.items():

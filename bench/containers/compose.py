@@ -72,7 +72,7 @@ class RunningScenario:
         self.ready_timeout = ready_timeout
         # Settings the compose file reads, like WORKERS=2, on top of this process's environment.
         self.environment = {**os.environ, **(environment or {})}
-        self._seen: dict[str, bool] = {}  # container id -> whether this machine's /proc shows its processes
+        self._seen: dict[str, bool] = {}  # service -> whether this machine's /proc shows its processes
 
     def compose(self, *args: str, check: bool = True, timeout: float | None = 900) -> subprocess.CompletedProcess[str]:
         # The scenario's name is the project name, so scenarios never share containers or networks.
@@ -153,11 +153,12 @@ class RunningScenario:
         sampler reads them; if not, it samples through the engine (bench/containers/sampler.py). Detected per
         container, so that nothing needs configuring: a local engine, rootless or not, passes; an engine in a VM,
         on another machine or in a PID namespace of its own does not."""
-        inspected = self.docker(service, "inspect", "--format", "{{.Id}} {{.State.Pid}}", self.container_ids()[service])
-        container, pid = inspected.split()
-        if container not in self._seen:
-            self._seen[container] = sees_container(int(pid), container)
-        return self._seen[container]
+        if service not in self._seen:  # asked at every measurement: once per service is enough, an engine stays
+            container = self.container_ids()[service]
+            inspected = self.docker(service, "inspect", "--format", "{{.Id}} {{.State.Pid}}", container)
+            full_id, pid = inspected.split()
+            self._seen[service] = sees_container(int(pid), full_id)
+        return self._seen[service]
 
     def network(self) -> str:
         return f"{self.scenario}_default"
