@@ -13,7 +13,7 @@ ROLES = $(if $(SERVER_HOST),--server-host $(SERVER_HOST)) $(if $(CLIENT_HOST),--
   $(if $(DATABASE_BIND),--database-bind $(DATABASE_BIND)) $(if $(CPUSET_SERVER),--cpuset-server $(CPUSET_SERVER)) \
   $(if $(CPUSET_CLIENT),--cpuset-client $(CPUSET_CLIENT)) $(if $(CPUSET_DATABASE),--cpuset-database $(CPUSET_DATABASE))
 
-.PHONY: help venv up down ab threads bench sweep overload latency map slowclients labs bookstore incidents test test-fast lint format
+.PHONY: help doctor venv up down ab threads bench sweep overload latency map slowclients labs bookstore incidents test test-fast lint format
 
 help: $(PYTHON) ## list the targets, and the scenarios by group (from each compose file's x-scenario block)
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -24,6 +24,9 @@ $(PYTHON): requirements-dev.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet -r requirements-dev.txt
 	touch $(PYTHON)
+
+doctor: $(PYTHON) ## what this machine has: Docker, Compose v2, whether it sees the containers' processes, which tools run in a container instead, free ports, how long bench and test take
+	$(PYTHON) -m bench.containers.doctor
 
 venv: $(PYTHON) ## create .venv with the host tools (tests, harness, ruff)
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
 import sys
 
 from bench.containers.compose import RunningScenario
-from bench.containers.sampler import os_threads, server_pids
+from bench.containers.sampler import EngineSampler, os_threads, server_pids
 from bench.containers.scenarios import LOADS, REGISTRY, load_targets
 from bench.loadgen.ab import ab_command
+from bench.measure.target import choose_client
 
 
 def show_targets(scenario: str) -> None:
@@ -20,13 +20,17 @@ def show_targets(scenario: str) -> None:
 
 
 def run_ab(scenario: str, requests: int | None, concurrency: int | None, delay: float) -> int:
-    if not shutil.which("ab"):
-        raise SystemExit("ab is not installed: apt-get install apache2-utils")
+    """ab from this machine where it is installed, else from its container on the scenario's network."""
+    client = choose_client("auto", "ab")
     status = 0
     for target in load_targets(scenario):
         tutorial_requests, tutorial_concurrency = LOADS[target.load]
-        url = f"{target.url}?delay={delay:g}"
-        command = ab_command(url, requests or tutorial_requests, concurrency or tutorial_concurrency)
+        if client.place == "host":
+            url, prefix = target.url, []
+        else:
+            url, prefix = target.url_inside, RunningScenario(scenario).loadgen_run(client.loadgen.image)
+        url += f"?delay={delay:g}"
+        command = [*prefix, *ab_command(url, requests or tutorial_requests, concurrency or tutorial_concurrency)]
         print(f"\n== {target.name}: {' '.join(command)}", flush=True)
         status |= subprocess.run(command).returncode
     return status
@@ -38,8 +42,15 @@ def show_threads(scenario: str) -> None:
     if not services:
         raise SystemExit(f"{scenario} is not running: make up S={scenario}")
     for service in services:
-        pids = server_pids(running.main_pid(service))
-        print(f"{service:16} {len(pids)} processes, {os_threads(pids)} OS threads")
+        if running.sees_processes(service):
+            pids = server_pids(running.main_pid(service))
+            print(f"{service:16} {len(pids)} processes, {os_threads(pids)} OS threads")
+            continue
+        # The engine's processes are not this machine's (Docker Desktop's VM, another machine): read them there.
+        with EngineSampler(running.docker_cli(service), running.main_pid(service)) as sampler:
+            pass
+        threads = sampler.problem or f"{sampler.usage.threads_peak} OS threads"
+        print(f"{service:16} {threads} (read through the engine)")
 
 
 def main(argv: list[str] | None = None) -> int:

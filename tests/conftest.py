@@ -4,6 +4,7 @@ and small HTTP load clients."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -13,18 +14,49 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 import requests
 
 from bench.containers.compose import RunningScenario
 from bench.containers.scenarios import ROOT, SCENARIOS
+from bench.measure.target import choose_client
 
 
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def loopback_loadgen(name: str, mounts: tuple[Path, ...] = ()) -> list[str]:
+    """How to run load generator `name` (ab, hey, wrk) against a server on this machine's loopback: the tool
+    itself where it is installed, else its container (bench/loadgen/Dockerfile-<name>) on the host's network,
+    with these folders mounted where they are. Skips, in one line, only where neither can run."""
+    if shutil.which(name):
+        return [name]
+    engine = subprocess.run(["docker", "info"], capture_output=True) if shutil.which("docker") else None
+    if engine is None or engine.returncode != 0:
+        pytest.skip(f"{name} is not on this machine and no Docker engine answers to run its container")
+    image = choose_client("container", name).loadgen.image
+    volumes = [option for folder in mounts for option in ("--volume", f"{folder}:{folder}:ro")]
+    return ["docker", "run", "--rm", "--network", "host", *volumes, image, name]
+
+
+HOST_LOADGENS = ("ab", "hey", "wrk", "vegeta")
+
+
+def path_without(tools: tuple[str, ...], folder: Path, path: str | None = None) -> str:
+    """A PATH with every program of this one (or of `path`) except `tools`: links to them in `folder`, for a test
+    (or a run, `python -m tests.conftest FOLDER`) that must see a machine without those tools."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for directory in (path or os.environ["PATH"]).split(os.pathsep):
+        for program in Path(directory).glob("*") if Path(directory).is_dir() else ():
+            link = folder / program.name
+            if program.name not in tools and not link.exists() and os.access(program, os.X_OK):
+                link.symlink_to(program)
+    return str(folder)
 
 
 @dataclass
@@ -146,3 +178,7 @@ class BackgroundLoad:
 
     def sent_between(self, start: float, end: float = float("inf")) -> list[Outcome]:
         return [outcome for outcome in self.outcomes if start <= outcome.started < end]
+
+
+if __name__ == "__main__":
+    print(path_without(HOST_LOADGENS, Path(sys.argv[1])))

@@ -12,6 +12,7 @@ under `nsenter --net=...`, not `ip netns exec`, which remounts /sys and leaves d
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import signal
 import subprocess
@@ -30,6 +31,10 @@ class ExtraEngine:
     name: str
     number: int  # picks its addresses: 10.231.<number>.1 on the host, .2 in its namespace
     processes: list[subprocess.Popen[bytes]]
+    # In a PID namespace of its own too, as Docker Desktop's VM is: `docker inspect` then gives PIDs of that
+    # namespace, which this machine's /proc shows as other processes or none.
+    pid_namespace: bool = False
+    subnet: str = SUBNET  # another range lets these engines run beside another test's
 
     @property
     def socket(self) -> str:
@@ -38,12 +43,12 @@ class ExtraEngine:
     @property
     def address(self) -> str:
         """Its own address, in its namespace: where its published ports are."""
-        return f"{SUBNET}.{self.number}.2"
+        return f"{self.subnet}.{self.number}.2"
 
     @property
     def host_side(self) -> str:
         """The host's address on the veth to it: where the engine's containers reach the host."""
-        return f"{SUBNET}.{self.number}.1"
+        return f"{self.subnet}.{self.number}.1"
 
     @property
     def data(self) -> Path:
@@ -74,8 +79,8 @@ def missing_tools() -> list[str]:
     return [tool for tool in ("ip", "nsenter", "dockerd", "containerd") if shutil.which(tool) is None]
 
 
-def address_taken() -> bool:
-    return f" {SUBNET}." in _run("ip", "-o", "address").stdout or f"{SUBNET}." in _run("ip", "route").stdout
+def address_taken(subnet: str = SUBNET) -> bool:
+    return f" {subnet}." in _run("ip", "-o", "address").stdout or f"{subnet}." in _run("ip", "route").stdout
 
 
 def start(engine: ExtraEngine) -> None:
@@ -106,6 +111,9 @@ def start(engine: ExtraEngine) -> None:
         f'[ttrpc]\n  address = "{containerd_socket}.ttrpc"\n'
     )
     containerd_log = engine.data / "containerd.log"
+    if engine.pid_namespace:
+        _start_in_pid_namespace(engine, netns, config, containerd_socket, run_dir)
+        return
     with containerd_log.open("wb") as log:
         containerd = subprocess.Popen(
             ["nsenter", f"--net={netns}", "containerd", "--config", str(config)], stdout=log, stderr=log
@@ -115,22 +123,65 @@ def start(engine: ExtraEngine) -> None:
     dockerd_log = engine.data / "dockerd.log"
     with dockerd_log.open("wb") as log:
         dockerd = subprocess.Popen(
-            [
-                "nsenter", f"--net={netns}", "dockerd", "--host", engine.socket,
-                "--data-root", str(engine.data / "docker"), "--exec-root", str(run_dir / "exec"),
-                "--pidfile", str(run_dir / "dockerd.pid"), "--containerd", str(containerd_socket),
-            ],
-            stdout=log, stderr=log,
-        )  # fmt: skip
+            ["nsenter", f"--net={netns}", *dockerd_command(engine, run_dir, containerd_socket)], stdout=log, stderr=log
+        )
     engine.processes.append(dockerd)
     answers = lambda: _run("docker", "--host", engine.socket, "version").returncode == 0  # noqa: E731
     _wait(answers, 60, f"dockerd of {name}", dockerd, dockerd_log)
 
 
+def dockerd_command(engine: ExtraEngine, run_dir: Path, containerd_socket: Path) -> list[str]:
+    return [
+        "dockerd", "--host", engine.socket, "--data-root", str(engine.data / "docker"),
+        "--exec-root", str(run_dir / "exec"), "--pidfile", str(run_dir / "dockerd.pid"),
+        "--containerd", str(containerd_socket),
+    ]  # fmt: skip
+
+
+def _start_in_pid_namespace(
+    engine: ExtraEngine, netns: str, config: Path, containerd_socket: Path, run_dir: Path
+) -> None:
+    """containerd and dockerd under one init of a new PID namespace (and the mount namespace its /proc needs),
+    in the engine's network namespace. The init, a shell, stops dockerd then containerd on SIGTERM; `unshare`
+    waits for it, and kills it if `unshare` itself dies."""
+    dockerd = " ".join(dockerd_command(engine, run_dir, containerd_socket))
+    init = (
+        f"containerd --config {config} >{engine.data}/containerd.log 2>&1 & containerd=$!\n"
+        f"while [ ! -S {containerd_socket} ]; do sleep 0.2; done\n"
+        f"{dockerd} >{engine.data}/dockerd.log 2>&1 & dockerd=$!\n"
+        "trap 'kill -TERM $dockerd; wait $dockerd; kill -TERM $containerd; wait $containerd; exit 0' TERM\n"
+        "wait\n"
+    )
+    command = ["nsenter", f"--net={netns}", "unshare", "--pid", "--mount-proc", "--kill-child", "sh", "-c", init]
+    namespace = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    engine.processes.append(namespace)
+    answers = lambda: _run("docker", "--host", engine.socket, "version").returncode == 0  # noqa: E731
+    _wait(answers, 60, f"dockerd of {engine.name} in its PID namespace", namespace, engine.data / "dockerd.log")
+
+
+def _namespace_init(process: subprocess.Popen[bytes]) -> int | None:
+    """The host PID of the PID namespace's init: the child `unshare --fork` waits for."""
+    try:
+        children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+    except OSError:
+        return None
+    return int(children[0]) if children else None
+
+
 def stop(engine: ExtraEngine) -> None:
     """Everything start() made, in reverse, whatever state it got to."""
     for process in reversed(engine.processes):  # dockerd first: it stops its containers
-        if process.poll() is None:
+        init = _namespace_init(process) if engine.pid_namespace else None
+        if init is not None and process.poll() is None:
+            # Its init stops dockerd, then containerd; unshare returns when it has.
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(init, signal.SIGTERM)
+            try:
+                process.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                process.kill()  # --kill-child: the init, and with it the whole namespace, goes too
+                process.wait(timeout=10)
+        elif process.poll() is None:
             process.send_signal(signal.SIGTERM)
             try:
                 process.wait(timeout=30)
@@ -150,8 +201,8 @@ def stop(engine: ExtraEngine) -> None:
 
 
 @contextlib.contextmanager
-def extra_engines(*names: str) -> Iterator[list[ExtraEngine]]:
-    engines = [ExtraEngine(name, number, []) for number, name in enumerate(names, start=1)]
+def extra_engines(*names: str, pid_namespace: bool = False, subnet: str = SUBNET) -> Iterator[list[ExtraEngine]]:
+    engines = [ExtraEngine(name, number, [], pid_namespace, subnet) for number, name in enumerate(names, start=1)]
     try:
         for engine in engines:
             start(engine)

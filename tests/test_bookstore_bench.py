@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +16,7 @@ from bench.loadgen import pgbench
 from bench.modes import bookstore
 from bench.render import bookstore as bookstore_renderer
 from bench.render import render
+from tests.conftest import loopback_loadgen
 
 OUTPUTS = Path(__file__).parent / "loadgen_outputs"
 SCALE = 2100  # the size tests/test_bookstore.py uses: one small volume for both
@@ -120,7 +120,6 @@ def test_loads_and_their_scripts() -> None:
         bookstore.parse_counts("Requests/sec: 10\n")
 
 
-@pytest.mark.skipif(not shutil.which("wrk"), reason="wrk is not installed")
 def test_the_wrk_script_spreads_ids_and_marks_each_write(tmp_path: Path) -> None:
     """bench/modes/bookstore.lua in the real wrk against a tiny local server that records every request."""
     server = tmp_path / "server.py"
@@ -146,7 +145,8 @@ def test_the_wrk_script_spreads_ids_and_marks_each_write(tmp_path: Path) -> None
     try:
         port = int(process.stdout.readline())  # type: ignore[union-attr]
         arguments = bookstore.lua_arguments(bookstore.BY_NAME["mixed"], 1000, "tok")
-        command = ["wrk", "-t", "2", "-c", "4", "-d", "2s", "-s", str(bookstore.LUA), f"http://127.0.0.1:{port}"]
+        wrk = loopback_loadgen("wrk", mounts=(bookstore.LUA.parent,))
+        command = [*wrk, "-t", "2", "-c", "4", "-d", "2s", "-s", str(bookstore.LUA), f"http://127.0.0.1:{port}"]
         output = subprocess.run([*command, "--", *arguments], capture_output=True, text=True, timeout=30).stdout
     finally:
         process.terminate()

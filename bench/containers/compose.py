@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+from bench.containers.sampler import sees_container
 from bench.containers.scenarios import ROOT, compose_file
 
 
@@ -71,6 +72,7 @@ class RunningScenario:
         self.ready_timeout = ready_timeout
         # Settings the compose file reads, like WORKERS=2, on top of this process's environment.
         self.environment = {**os.environ, **(environment or {})}
+        self._seen: dict[str, bool] = {}  # service -> whether this machine's /proc shows its processes
 
     def compose(self, *args: str, check: bool = True, timeout: float | None = 900) -> subprocess.CompletedProcess[str]:
         # The scenario's name is the project name, so scenarios never share containers or networks.
@@ -146,6 +148,18 @@ class RunningScenario:
     def main_pid(self, service: str) -> int:
         return int(docker("inspect", "--format", "{{.State.Pid}}", self.container_ids()[service]))
 
+    def sees_processes(self, service: str) -> bool:
+        """Whether the service's processes are in this machine's /proc under the PIDs its engine gives, where the
+        sampler reads them; if not, it samples through the engine (bench/containers/sampler.py). Detected per
+        container, so that nothing needs configuring: a local engine, rootless or not, passes; an engine in a VM,
+        on another machine or in a PID namespace of its own does not."""
+        if service not in self._seen:  # asked at every measurement: once per service is enough, an engine stays
+            container = self.container_ids()[service]
+            inspected = self.docker(service, "inspect", "--format", "{{.Id}} {{.State.Pid}}", container)
+            full_id, pid = inspected.split()
+            self._seen[service] = sees_container(int(pid), full_id)
+        return self._seen[service]
+
     def network(self) -> str:
         return f"{self.scenario}_default"
 
@@ -156,13 +170,10 @@ class RunningScenario:
                                           self.container_ids()[service]))  # fmt: skip
         return networks[self.network()]["IPAddress"]
 
-    # What bench/containers/roles.py's RolesScenario answers per engine: here every service is on the one engine, this
-    # machine's.
+    # What bench/containers/roles.py's RolesScenario answers per engine: here every service is on the one engine, the
+    # one the environment names (this machine's unless DOCKER_HOST or a context says otherwise).
     def docker(self, service: str, *args: str) -> str:
         return docker(*args)
-
-    def on_this_machine(self, service: str) -> bool:
-        return True
 
     def docker_cli(self, service: str) -> list[str]:
         """The docker command that reaches the engine the service runs on."""

@@ -244,10 +244,6 @@ def describe_roles(roles: Roles) -> dict:
     return described
 
 
-def this_machine() -> str:
-    return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-
-
 class _Override(list):
     """A list that replaces, not extends, the base file's (Compose's `!override` tag, Compose 2.24.4 and later)."""
 
@@ -379,10 +375,6 @@ class RolesScenario(RunningScenario):
     def docker_cli(self, service: str) -> list[str]:
         return self.engine_of(service).cli()
 
-    def on_this_machine(self, service: str) -> bool:
-        """Whether the service's processes are in this machine's /proc, where the sampler reads them."""
-        return _machine_of(self.engine_of(service)) == this_machine()
-
     def loadgen_run(self, image: str) -> list[str]:
         """`docker run` of the load generator on the client's engine, on its cores."""
         command = [*self.roles.client.cli(), "run", "--rm"]
@@ -391,15 +383,6 @@ class RolesScenario(RunningScenario):
         if "client" in self.roles.cpusets:
             command += ["--cpuset-cpus", self.roles.cpusets["client"]]
         return [*command, image]
-
-
-_machines: dict[Engine, str] = {}
-
-
-def _machine_of(engine: Engine) -> str:
-    if engine not in _machines:
-        _machines[engine] = host_facts(engine)["machine"]
-    return _machines[engine]
 
 
 # The CPU steadiness probe: a fixed pure-Python loop, timed inside a container on each role's engine and cores,

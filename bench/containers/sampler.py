@@ -1,9 +1,11 @@
 """Samples a server's processes from /proc while a load runs: OS threads, memory, CPU time; and the CPU time of
 everything else on the request's path (slow_api, Nginx, docker-proxy) and of the machine.
 
-On this machine it reads the host's /proc. For a server on another machine's engine (SERVER_HOST=), EngineSampler
-runs this same file in a container there (`--pid host`: that machine's /proc), so the columns stay filled. The file
-uses the standard library alone for that reason: it is all the container gets."""
+It reads this machine's /proc where the server's processes are there (sees_container). Where they are not, because
+the engine runs in a VM (Docker Desktop), on another machine (DOCKER_HOST, SERVER_HOST=) or in a PID namespace of
+its own, EngineSampler runs this same file in a container on that engine (`--pid host`: the /proc of the engine's
+machine, with the PIDs `docker inspect` gives), so the columns stay filled. The file uses the standard library
+alone for that reason: it is all the container gets."""
 
 from __future__ import annotations
 
@@ -49,6 +51,17 @@ def server_pids(main_pid: int) -> list[int]:
         frontier = [child for pid in frontier for child in children.get(pid, [])]
         tree += frontier
     return [pid for pid in tree if command_name(pid) not in ("docker-init", "tini")]
+
+
+def sees_container(pid: int, container_id: str) -> bool:
+    """Whether this machine's /proc shows the container's main process under the PID `docker inspect` gives: the
+    process with that PID here is in a cgroup named after the container (Docker names it so with either cgroup
+    driver and version, rootless too). Not so where the engine runs in a VM (Docker Desktop), on another machine
+    (DOCKER_HOST), or in a PID namespace of its own: that PID is then another process here, or none."""
+    try:
+        return container_id in Path(f"/proc/{pid}/cgroup").read_text()
+    except OSError:  # no such process here, or no /proc at all (macOS)
+        return False
 
 
 def command_name(pid: int) -> str:
@@ -211,10 +224,13 @@ class EngineSampler:
         postgres_pid: int | None = None,
         others: dict[str, list[int]] | None = None,
         timeout: float = 60.0,
+        docker_proxy: bool = False,
     ) -> None:
+        # docker_proxy: also account the engine machine's docker-proxy processes (a client loading a published port).
+        config = {"server": server_pid, "postgres": postgres_pid, "others": others, "docker_proxy": docker_proxy}
         self.command = [
             *docker_cli, "run", "-i", "--rm", "--pid", "host", "--network", "none", SAMPLER_IMAGE, "python", "-c",
-            Path(__file__).read_text(), json.dumps({"server": server_pid, "postgres": postgres_pid, "others": others}),
+            Path(__file__).read_text(), json.dumps(config),
         ]  # fmt: skip
         self.timeout = timeout
         self.usage = Usage()
@@ -255,7 +271,10 @@ class EngineSampler:
 
 def sample_until_stdin_closes(config: dict) -> None:
     """EngineSampler's other end, in the container: sample from the first sample to the end of stdin."""
-    with Sampler(config["server"], config.get("postgres"), config.get("others")) as sampler:
+    others = dict(config.get("others") or {})
+    if config.get("docker_proxy"):
+        others["docker-proxy"] = docker_proxy_pids()
+    with Sampler(config["server"], config.get("postgres"), others) as sampler:
         print(READY, flush=True)
         sys.stdin.read()
     print(json.dumps(asdict(sampler.usage)), flush=True)

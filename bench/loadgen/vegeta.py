@@ -28,6 +28,7 @@ import base64
 import json
 import math
 import re
+import shlex
 import subprocess
 import tempfile
 from collections import Counter
@@ -72,8 +73,17 @@ def attack_command(rate: int, duration: float, output: Path) -> list[str]:
     ]  # fmt: skip
 
 
-def attack(url: str, rate: int, duration: float) -> tuple[list[str], str]:
-    """GET url at `rate` requests per second for `duration` seconds: the command, and each result as a JSON line."""
+def attack(url: str, rate: int, duration: float, container: list[str] | None = None) -> tuple[list[str], str]:
+    """GET url at `rate` requests per second for `duration` seconds: the command, and each result as a JSON line.
+    With `container` (`docker run ... flask-playground/vegeta`), vegeta runs in it, attack and encode in one go."""
+    if container:
+        inside = " ".join(attack_command(rate, duration, Path("/tmp/results.bin")))
+        script = f"echo {shlex.quote(f'GET {url}')} | {inside} && vegeta encode -to json /tmp/results.bin"
+        command = [*container, "sh", "-c", script]
+        attacked = subprocess.run(command, capture_output=True, text=True, timeout=duration + TIMEOUT_SECONDS + 90)
+        if attacked.returncode != 0:
+            raise ValueError(f"vegeta attack failed: {attacked.stderr.strip()[-300:]}")
+        return command, attacked.stdout
     with tempfile.TemporaryDirectory(prefix="vegeta-") as folder:
         output = Path(folder) / "results.bin"
         command = attack_command(rate, duration, output)

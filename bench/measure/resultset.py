@@ -30,11 +30,36 @@ class Progress:
         print(f"[{self.done + 1}/{self.total} {elapsed / 60:4.1f} min{left}] {label}: {phase}", flush=True)
 
 
-def raise_file_limit() -> None:
+FILES_WANTED = 65536
+
+
+def raise_file_limit() -> int:
     """A load generator holds a file per client, a slow connection is one too: the usual default of 1024 files
-    stops short of the sweep's, latency's and slowclients' loads. Up to the hard limit, at most 65536."""
-    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(65536, hard), hard))
+    stops short of the sweep's, latency's and slowclients' loads. Up to the hard limit, at most 65536; where the
+    system refuses that (macOS caps a process at kern.maxfilesperproc, and says so only with a ValueError), the
+    highest limit it accepts, said in one line. Returns the limit now in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = FILES_WANTED if hard == resource.RLIM_INFINITY else min(FILES_WANTED, hard)
+    if soft != resource.RLIM_INFINITY and soft >= wanted:
+        return soft
+
+    def accepted(limit: int) -> bool:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
+        except (ValueError, OSError):
+            return False
+        return True
+
+    if accepted(wanted):
+        return wanted
+    # The highest limit between the current one and the one refused: at most 17 tries.
+    low, high = soft, wanted
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if accepted(middle) else (low, middle)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (low, hard))
+    print(f"open files: this system allows {low} per process, not {wanted}: loads of more clients will fail")
+    return low
 
 
 def metadata(program: str, arguments: list[str], mode: str) -> dict:

@@ -84,11 +84,17 @@ def choose_client(wanted: str, loadgen: str = "ab") -> Client:
     if place == "host" and not installed:
         raise SystemExit(f"CLIENT=host needs {tool.name} on this machine: apt-get install {tool.package}")
     if place == "container":
-        dockerfile = f"bench/loadgen/Dockerfile-{tool.name}"
-        build = ["docker", "build", "--quiet", "--tag", tool.image, "--file", dockerfile, "bench/loadgen"]
-        subprocess.run(build, cwd=ROOT, check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"})
-        remove_replaced_images()
+        build_loadgen_image(tool.name)
     return Client(place, tool)
+
+
+def build_loadgen_image(name: str) -> str:
+    """flask-playground/<name> from bench/loadgen/Dockerfile-<name>, on the harness's engine; its tag."""
+    image, dockerfile = f"flask-playground/{name}", f"bench/loadgen/Dockerfile-{name}"
+    build = ["docker", "build", "--quiet", "--tag", image, "--file", dockerfile, "bench/loadgen"]
+    subprocess.run(build, cwd=ROOT, check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"})
+    remove_replaced_images()
+    return image
 
 
 def run_loadgen(
@@ -270,7 +276,7 @@ def describe(target: Target, load: Load, client: Client, cpu_ms_per_unit: float 
 def idle_threads(running: RunningScenario, service: str) -> int | None:
     """The server's OS threads before any request: from this machine's /proc, or through the server's engine."""
     main_pid = running.main_pid(service)
-    if running.on_this_machine(service):
+    if running.sees_processes(service):
         return os_threads(server_pids(main_pid))
     with EngineSampler(running.docker_cli(service), main_pid) as sampler:
         pass  # its first sample is all it takes
@@ -281,12 +287,12 @@ def measure(record: BenchRecord, running: RunningScenario) -> Measurement:
     """The load generator's figures and the server's usage during the load, or the problem that spoiled them."""
     target, load, client = record.target, record.load, record.client
     services = running.container_ids()
-    # The sampler reads /proc on the server's machine: here directly, or through the server's engine in a
-    # container that sees that machine's processes (bench/containers/sampler.py, EngineSampler).
-    server_cli, local = running.docker_cli(target.service), running.on_this_machine(target.service)
+    # The sampler reads /proc here where this machine sees the server's processes, or else through the server's
+    # engine in a container that sees them (bench/containers/sampler.py: sees_container, EngineSampler).
+    server_cli, local = running.docker_cli(target.service), running.sees_processes(target.service)
     near = {
         service for service in services
-        if (running.on_this_machine(service) if local else running.docker_cli(service) == server_cli)
+        if (running.sees_processes(service) if local else running.docker_cli(service) == server_cli)
     }  # fmt: skip
     server_pid = running.main_pid(target.service)
     postgres_pid = running.main_pid("postgres") if "postgres" in near else None
@@ -296,19 +302,21 @@ def measure(record: BenchRecord, running: RunningScenario) -> Measurement:
         for service in ("slow_api", "nginx", "httpd", "postgres")
         if service in near and service != target.service
     }
-    if client.place == "host" and local:
+    # A client on this machine loads the published port: docker-proxy, on the engine's machine, is on the path.
+    proxied = client.place == "host"
+    if proxied and local:
         others["docker-proxy"] = docker_proxy_pids()
     loadgen_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     sampler: Sampler | EngineSampler = (
         Sampler(server_pid, postgres_pid, others)
         if local
-        else EngineSampler(server_cli, server_pid, postgres_pid, others)
+        else EngineSampler(server_cli, server_pid, postgres_pid, others, docker_proxy=proxied)
     )
     with sampler:
         command, output = run_loadgen(target, running, client, load.n, load.c, load.delay, load.cpu)
     loadgen_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     usage = {"not_sampled": sampler.problem} if sampler.problem else asdict(sampler.usage)
-    usage["sampled_on"] = "this machine" if local else " ".join(server_cli)
+    usage["sampled_on"] = "this machine" if local else f"through the engine: {' '.join(server_cli)}"
     if client.place == "host" and "cpu_seconds_others" in usage:
         spent = loadgen_after.ru_utime + loadgen_after.ru_stime - loadgen_before.ru_utime - loadgen_before.ru_stime
         usage["cpu_seconds_others"][client.loadgen.name] = round(spent, 2)

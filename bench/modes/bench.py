@@ -190,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.overload:  # overload has no reference, and its failures are the finding
         rerun_unsteady(records, args.rerun_unsteady, starts, client, results, progress, placed)
     compare_to_reference(records)
+    results.metadata["minutes"] = results.minutes  # how long a run takes, for the next user (make doctor)
     out = results.finish()
     failures = [r.target.name for r in records if not r.ok]
     if args.overload:

@@ -30,6 +30,7 @@ from pathlib import Path
 import requests
 import yaml
 
+from bench.containers import cgroup
 from bench.containers.cgroup import container_cpu_seconds
 from bench.containers.compose import RunningScenario, ScenarioError
 from bench.containers.postgres import PostgresSampler, query, settle
@@ -268,6 +269,7 @@ def measure_app(
         "pg_busy_peak": sampler.busy_peak,
         "machine_busy": usage.machine_busy,
     }
+    record |= not_sampled(running, target, record)
     problems = []
     if result.failed or result.non2xx:
         kinds = ", ".join(f"{kind} {count}" for kind, count in result.failure_kinds.items() if count)
@@ -277,6 +279,23 @@ def measure_app(
         problems.append(f"answers other than 200 and 201: {unexpected}")
     record["problem"] = "; ".join(problems) or None
     return record
+
+
+# The figures read from this machine's /proc (PostgresSampler): wrong, not merely missing, where the engine's
+# processes are not this machine's; the cgroup's figures are read through the engine there (bench/containers/cgroup.py).
+FROM_PROC = ("app_cpu_ms_per_request", "app_rss_mb_peak", "app_threads_peak", "pg_sessions_peak", "pg_busy_peak")
+
+
+def not_sampled(running: RunningScenario, target: Target, record: dict) -> dict:
+    """The figures that could not be read, emptied, and why (`not_sampled`): none, on a Linux Docker Engine."""
+    reasons, emptied = [], {}
+    if not running.sees_processes(target.service):
+        emptied = dict.fromkeys(FROM_PROC)
+        reasons.append("the app's and Postgres's processes: this machine's /proc does not show the engine's")
+    unread = [key for key in ("pg_cpu_ms_per_request", "pg_memory_mb_peak") if record.get(key) is None]
+    if unread:
+        reasons.append(f"{' and '.join(unread)}: Postgres's {cgroup.UNREAD}")
+    return emptied | ({"not_sampled": "; ".join(reasons)} if reasons else {})
 
 
 def _per(after: float | None, before: float | None, count: int) -> float | None:

@@ -17,9 +17,10 @@ at 110 % of its own base with a P99 within 15 % of the delay. Up to 110 % neithe
 rates go on to 125 % and 150 %, past the knee of both.
 
 The load itself is vegeta's (bench/loadgen/vegeta.py: why vegeta, and what its latencies measure), from the host
-against the published port, through docker-proxy as `make bench` from the host: a target that cannot keep up
-shows it as an achieved rate below the offered one, failures, and latencies that grow with each second of
-the attack, since vegeta sends on schedule whatever the server does.
+against the published port, through docker-proxy as `make bench` from the host (on a host without vegeta, from its
+container on the scenario's network, bench/loadgen/Dockerfile-vegeta; the record's `client` says which): a target
+that cannot keep up shows it as an achieved rate below the offered one, failures, and latencies that grow with
+each second of the attack, since vegeta sends on schedule whatever the server does.
 """
 
 from __future__ import annotations
@@ -33,21 +34,30 @@ from bench.containers.compose import RunningScenario, ScenarioError
 from bench.containers.scenarios import SCENARIOS, Target, load_targets
 from bench.loadgen import vegeta
 from bench.measure.resultset import ResultSet
-from bench.measure.target import Client, choose_client, image_packages, run_loadgen, verify, warm_up
+from bench.measure.target import (
+    Client,
+    build_loadgen_image,
+    choose_client,
+    image_packages,
+    run_loadgen,
+    verify,
+    warm_up,
+)  # fmt: skip
 
 FRACTIONS = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5)
 BASE_ROUNDS = 3
 # Past a few thousand connections docker-proxy gives out (docs/many-clients.md): the base stays below that.
 BASE_CLIENTS_MAX = 1000
+VEGETA_IMAGE = "flask-playground/vegeta"  # bench/loadgen/Dockerfile-vegeta: for hosts without vegeta
 
 
-def describe(target: Target, delay: float) -> dict:
+def describe(target: Target, delay: float, place: str) -> dict:
     return {
         **target.describe(),
         "delay": delay,
         "loadgen": "vegeta",
         "keepalive": True,
-        "client": "host",
+        "client": place,
     }
 
 
@@ -69,10 +79,12 @@ def measure_base(target: Target, running: RunningScenario, client: Client, delay
     }
 
 
-def load_at(target: Target, rate: int, duration: float, delay: float) -> dict:
-    url = f"{target.url}?delay={delay:g}"
+def load_at(target: Target, running: RunningScenario, place: str, rate: int, duration: float, delay: float) -> dict:
+    """vegeta from the host against the published port, or from its container on the scenario's network."""
+    container = running.loadgen_run(VEGETA_IMAGE) if place == "container" else None
+    url = f"{target.url_inside if container else target.url}?delay={delay:g}"
     try:
-        command, output = vegeta.attack(url, rate, duration)
+        command, output = vegeta.attack(url, rate, duration, container)
         result = vegeta.parse_results(output, rate, target.expected_body(delay))
     except ValueError as error:
         return {"offered_rps": rate, "problem": str(error)}
@@ -113,9 +125,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     arguments = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(arguments)
-    if not shutil.which("vegeta"):
-        raise SystemExit("make latency needs vegeta: bash .ci/vegeta builds and installs it (Go 1.22 or later)")
     results = ResultSet("python -m bench.modes.latency", "latency", arguments, args.out, suffix="-latency")
+    # vegeta on the host where it is installed (bash .ci/vegeta, with Go 1.22 or later), else in its container.
+    place = "host" if shutil.which("vegeta") else "container"
+    if place == "container":
+        print("vegeta is not on this machine: it runs in a container on each scenario's network", flush=True)
+        build_loadgen_image("vegeta")
     client = None if args.rates else choose_client("auto", "hey")
     targets = [target for scenario in args.scenarios for target in load_targets(scenario) if target.load == "full"]
 
@@ -135,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             with RunningScenario(scenario) as running:
                 results.metadata["packages"] |= image_packages(running)
                 for target in ours:
-                    record = describe(target, args.delay)
+                    record = describe(target, args.delay, place)
                     problem = verify(target, args.delay)
                     record |= {"verified": problem is None, "problem": problem}
                     if problem is None and client is not None:
@@ -149,11 +164,15 @@ def main(argv: list[str] | None = None) -> int:
                         offered = max(1, round(rate))
                         fraction = None if args.rates else args.fractions[index]
                         print(f"{scenario} / {target.name}: {offered} requests/s for {args.duration:g} s", flush=True)
-                        keep(record | {"fraction": fraction} | load_at(target, offered, args.duration, args.delay))
+                        keep(
+                            record
+                            | {"fraction": fraction}
+                            | load_at(target, running, place, offered, args.duration, args.delay)
+                        )
         except ScenarioError as error:
             for target in ours:
                 problem = f"did not start: {error.in_one_line()}"
-                keep(describe(target, args.delay) | {"verified": False, "problem": problem})
+                keep(describe(target, args.delay, place) | {"verified": False, "problem": problem})
     out = results.finish()
     failures = sorted({record["target"] for record in results.document.results if not record["ok"]})
     print(f"\nresults in {out}: results.json, results.md, latency.png" + (f"; NOT OK: {failures}" if failures else ""))

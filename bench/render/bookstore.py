@@ -83,7 +83,7 @@ def _detail_row(record: dict) -> list[str]:
     probe = f"{before} → {after}"
     return head + [
         _number(record["app_rss_mb_peak"], "{:.0f}"), _number(record["pg_memory_mb_peak"], "{:.0f}"),
-        str(record["app_threads_peak"]), writes, probe, _number(record["machine_busy"], "{:.0%}"),
+        _number(record["app_threads_peak"], "{:.0f}"), writes, probe, _number(record["machine_busy"], "{:.0%}"),
     ]  # fmt: skip
 
 
@@ -146,7 +146,7 @@ def _cpu_chart(records: list[dict], metadata: dict, path: Path) -> None:
         mine = {record["target"]: record for record in records if record["load"] == load}
         for row, target in enumerate(targets[::-1]):
             record = mine.get(target)
-            if record is None or record.get("pg_cpu_ms_per_request") is None:
+            if record is None or None in (record.get("pg_cpu_ms_per_request"), record.get("app_cpu_ms_per_request")):
                 continue
             app, database = record["app_cpu_ms_per_request"], record["pg_cpu_ms_per_request"]
             axes.barh(row, app, color="tab:blue", label="app" if row == 0 else None)

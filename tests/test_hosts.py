@@ -1,0 +1,262 @@
+"""What the harness needs of the host and how it copes with what it finds: the Python it runs on, the open-file
+limit where the system refuses the one it asks for (macOS caps it per process), and whether this machine's /proc
+shows a container's processes (else the harness reads them through the engine)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bench.containers import cgroup, doctor, sampler
+from bench.containers.sampler import SAMPLER_IMAGE
+from bench.containers.scenarios import ROOT
+from bench.measure import resultset
+from bench.modes import bench as bench_mode
+from tests import engines
+from tests.conftest import HOST_LOADGENS, free_port, path_without
+
+
+def test_an_older_python_stops_with_one_line_saying_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "version_info", (3, 10, 14, "final", 0))
+    source = (ROOT / "bench" / "__init__.py").read_text()
+    with pytest.raises(SystemExit, match=r"^the harness needs Python 3\.11 or later; this is ") as stopped:
+        exec(compile(source, "bench/__init__.py", "exec"), {})
+    assert "\n" not in str(stopped.value)
+
+
+def test_the_file_limit_is_the_highest_the_system_allows(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As macOS does above kern.maxfilesperproc (10240 by default): setrlimit raises ValueError, the hard limit
+    says unlimited."""
+    limits = {"now": (256, resource.RLIM_INFINITY)}
+
+    def setrlimit(kind: int, pair: tuple[int, int]) -> None:
+        if pair[0] > 10240:
+            raise ValueError("current limit exceeds maximum limit")
+        limits["now"] = pair
+
+    monkeypatch.setattr(resource, "getrlimit", lambda kind: limits["now"])
+    monkeypatch.setattr(resource, "setrlimit", setrlimit)
+    assert resultset.raise_file_limit() == 10240
+    assert limits["now"] == (10240, resource.RLIM_INFINITY)
+    assert capsys.readouterr().out == (
+        "open files: this system allows 10240 per process, not 65536: loads of more clients will fail\n"
+    )
+
+
+def test_a_file_limit_already_high_enough_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(resource, "getrlimit", lambda kind: (100000, 100000))
+    monkeypatch.setattr(resource, "setrlimit", lambda kind, pair: pytest.fail("nothing to raise"))
+    assert resultset.raise_file_limit() == 100000
+    monkeypatch.setattr(resource, "getrlimit", lambda kind: (1024, 4096))
+    monkeypatch.setattr(resource, "setrlimit", lambda kind, pair: None)
+    assert resultset.raise_file_limit() == 4096
+
+
+def test_a_pid_that_is_not_the_container_s_is_not_seen() -> None:
+    """The PID an engine in a VM or a PID namespace gives is another process here, or none: neither is the
+    container's (no cgroup named after it)."""
+    container = "4f" * 32
+    assert not sampler.sees_container(os.getpid(), container)  # this test's own process: another cgroup
+    assert not sampler.sees_container(2**22 + 1, container)  # above any pid_max: no such process
+
+
+@pytest.mark.docker
+def test_the_host_engine_s_container_is_seen_and_its_cgroup_read_here_and_through_the_engine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On this machine's engine the harness reads /proc and the cgroup here; where it could not, the cgroup's
+    figures come through the engine (docker exec ... cat) and agree."""
+    busy = "x = 0\nwhile True: x += 1\n"
+    started = ["docker", "run", "-d", "--rm", "--network", "none", SAMPLER_IMAGE, "python", "-c", busy]
+    container = subprocess.run(started, check=True, capture_output=True, text=True).stdout.strip()
+    try:
+        inspect = ["docker", "inspect", "--format", "{{.State.Pid}}", container]
+        pid = int(subprocess.run(inspect, check=True, capture_output=True, text=True).stdout)
+        assert sampler.sees_container(pid, container)
+        here = cgroup.container_cpu_seconds(container), cgroup.container_memory_mb(container)
+        monkeypatch.setattr(cgroup, "cgroup_dir", lambda container, controller: None)
+        there = cgroup.container_cpu_seconds(container), cgroup.container_memory_mb(container)
+        assert None not in here and None not in there, (here, there)
+        # The CPU time goes on growing between the two reads (one core busy), the memory barely moves.
+        assert 0 <= there[0] - here[0] < 2 and abs(there[1] - here[1]) < 2, (here, there)
+        assert cgroup.container_cpu_seconds("0" * 64) is None  # no such container: neither way answers
+    finally:
+        subprocess.run(["docker", "rm", "--force", container], capture_output=True)
+
+
+# --- An engine whose processes this machine cannot see (as Docker Desktop's VM), without the host's tools ------
+
+# The same small run on this machine's engine and on the other: what their records must agree within. Threads and
+# memory are the servers' own and hardly move between two runs (gevent's resolver pool aside: it grows with the
+# lookups that happen to overlap, so the runs use c-ares, one thread). CPU time over 10 requests counts whole
+# scheduler ticks (10 ms) and moves with the CPU's speed (up to 1.8x within minutes here), so only its order of
+# magnitude is compared: within a factor of 4, or 2 ticks apart.
+THREADS_WITHIN, RSS_WITHIN, CPU_FACTOR, CPU_TICKS_APART = 2, 0.15, 4.0, 0.02
+SMALL_RUN = ["--scenarios", "async-gevent-gunicorn", "sync-gunicorn", "-n", "10", "-c", "5", "--delay", "0.3"]
+
+
+def run_bench(out: Path, *arguments: str) -> dict[str, dict]:
+    assert bench_mode.main([*SMALL_RUN, "--no-reference", *arguments, "--out", str(out)]) == 0
+    return {record["target"]: record for record in json.loads((out / "results.json").read_text())["results"]}
+
+
+USER = "playground-user"
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+@contextlib.contextmanager
+def docker_group_user() -> Iterator[Path]:
+    """A user who is not root, in the docker group (of both engines' sockets), with a home of its own; gone after."""
+    subprocess.run(["userdel", "--remove", USER], capture_output=True)  # left by a run that was killed
+    home = Path(tempfile.mkdtemp(prefix="playground-user-"))
+    add = ["useradd", "--home-dir", str(home), "--no-create-home", "--groups", "docker", "--shell", "/bin/sh", USER]
+    subprocess.run(add, check=True, capture_output=True)
+    try:
+        shutil.chown(home, USER, USER)
+        yield home
+    finally:
+        subprocess.run(["userdel", USER], capture_output=True)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def python_for(user: str) -> tuple[str, dict[str, str]]:
+    """A Python the user may run with this one's packages: this one, or (where it lives in root's home, as a
+    pyenv build does) the system's of the same version, given the venv's packages."""
+    if subprocess.run(["runuser", "-u", user, "--", sys.executable, "-V"], capture_output=True).returncode == 0:
+        return sys.executable, {}
+    system = shutil.which("python3", path="/usr/bin:/bin") or ""
+    version = subprocess.run([system, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True)
+    if not system or version.stdout.strip() != str(tuple(sys.version_info[:2])):
+        pytest.skip(f"{user} may not run {sys.executable}, and no system Python {sys.version_info[:2]} is there")
+    packages = next(path for path in sys.path if path.endswith("site-packages") and path.startswith(sys.prefix))
+    return system, {"PYTHONPATH": packages}
+
+
+def run_bench_as_user(home: Path, *arguments: str) -> dict[str, dict]:
+    """The same run as run_bench, as USER, with the host's load generators hidden from its PATH."""
+    path = path_without(HOST_LOADGENS, home / "bin", SYSTEM_PATH)  # not root's own folders, closed to the user
+    out = home / "out"
+    python, extra = python_for(USER)
+    environment = {"HOME": str(home), "PATH": path, "GEVENT_RESOLVER": "ares", "LANG": "C.UTF-8", **extra}
+    command = [python, "-m", "bench.modes.bench", *SMALL_RUN, "--no-reference", *arguments, "--out", str(out)]
+    ran = ["runuser", "-u", USER, "--", "/usr/bin/env", "-i", *(f"{k}={v}" for k, v in environment.items()), *command]
+    finished = subprocess.run(ran, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-3000:]
+    return {record["target"]: record for record in json.loads((out / "results.json").read_text())["results"]}
+
+
+@pytest.fixture(scope="module")
+def unseen_engine():
+    """An engine in a PID namespace (and a network namespace) of its own: `docker inspect` gives PIDs that are
+    not this machine's processes. Its own address range, so that it runs beside the roles' test's engines."""
+    if os.geteuid() != 0 or engines.missing_tools() or not all(map(shutil.which, ("unshare", "runuser", "useradd"))):
+        pytest.skip("an engine in namespaces of its own needs root, ip, nsenter, unshare, dockerd, containerd, runuser")
+    if engines.address_taken(UNSEEN_SUBNET):
+        pytest.fail(f"{UNSEEN_SUBNET}.0.0/16 is in use on this machine: the unseen engine needs it free")
+    with engines.extra_engines("pgp-vm", pid_namespace=True, subnet=UNSEEN_SUBNET) as (engine,):
+        yield engine
+
+
+UNSEEN_SUBNET = "10.232"
+
+
+@pytest.mark.docker
+def test_an_engine_whose_processes_this_machine_cannot_see_is_sampled_through_it(
+    unseen_engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """make bench with every role on that engine, its ports published on its address, run by a user who is not
+    root (in the docker group), with ab, hey, wrk and vegeta hidden from PATH: every record filled, sampled through
+    the engine, and agreeing with the same run on this machine's engine (ab in its container there too, so that
+    both load alike)."""
+    monkeypatch.setenv("PATH", path_without(HOST_LOADGENS, tmp_path / "bin"))
+    monkeypatch.setenv("GEVENT_RESOLVER", "ares")
+    engine = unseen_engine.socket
+    roles = ["--server-host", engine, "--client-host", engine, "--database-host", engine]
+    with docker_group_user() as home:
+        unseen = run_bench_as_user(home, *roles, "--bind", unseen_engine.address)
+    here = run_bench(tmp_path / "here", "--client", "container")
+    assert unseen.keys() == here.keys() == {"gunicorn-gevent", "gunicorn-sync"}
+    for name, record in unseen.items():
+        mine = here[name]
+        assert record["ok"] and mine["ok"], (record, mine)
+        assert record["sampled_on"] == f"through the engine: docker --host {engine}", record
+        assert mine["sampled_on"] == "this machine" and "not_sampled" not in record, mine
+        assert record["client"] == mine["client"] == "container" and " flask-playground/ab ab " in record["command"]
+        assert record["threads_idle"] > 0 and record["threads_peak"] >= record["threads_idle"], record
+        assert abs(record["threads_peak"] - mine["threads_peak"]) <= THREADS_WITHIN, (name, record, mine)
+        assert record["rss_mb_peak"] == pytest.approx(mine["rss_mb_peak"], rel=RSS_WITHIN), (name, record, mine)
+        assert record["threads_idle"] == mine["threads_idle"], (name, record, mine)
+        cpu, cpu_here = (1000 * r["cpu_seconds"] / r["n"] for r in (record, mine))
+        assert cpu > 0 and cpu_here > 0, (name, record, mine)
+        apart = abs(record["cpu_seconds"] - mine["cpu_seconds"]) <= CPU_TICKS_APART
+        assert apart or 1 / CPU_FACTOR <= cpu / cpu_here <= CPU_FACTOR, (name, cpu, cpu_here)
+        assert record["cpu_seconds_others"].keys() == mine["cpu_seconds_others"].keys() == {"slow_api"}
+        assert 0 < record["machine_busy"] <= 1, record
+        print(
+            f"{name}: threads {record['threads_idle']} -> {record['threads_peak']} vs {mine['threads_idle']} ->"
+            f" {mine['threads_peak']}, RSS {record['rss_mb_peak']} vs"
+            f" {mine['rss_mb_peak']} MB, CPU {cpu:.2f} vs {cpu_here:.2f} ms per request (engine vs this machine)"
+        )
+
+
+# --- make doctor --------------------------------------------------------------------------------------------------
+
+
+def test_doctor_says_what_runs_in_a_container_and_what_is_taken(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A machine without docker and without the load generators, one of the project's ports taken."""
+    monkeypatch.setenv("PATH", path_without((*HOST_LOADGENS, "docker"), tmp_path / "bin"))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        port = taken.getsockname()[1]
+        monkeypatch.setattr(doctor, "PORTS", (port, free_port()))
+        printed: list[str] = []
+        lines = dict(doctor.report(echo=printed.append))
+    assert len(printed) == len(lines) <= 24, printed  # one screen
+    assert lines["Docker engine"].startswith("NO docker command")
+    assert lines["sees the containers"] == "unknown (no engine)"
+    for tool in HOST_LOADGENS:
+        assert lines[tool].startswith(f"in a container instead (bench/loadgen/Dockerfile-{tool})"), lines[tool]
+    assert lines["ports"].startswith(f"TAKEN on 127.0.0.1: {port} ("), lines["ports"]
+    assert lines["Python"].endswith(": ok")
+    assert lines["make test takes"].startswith("about ") and lines["make test takes"].endswith("(docs/tests.md)")
+
+
+def test_doctor_takes_make_bench_s_duration_from_the_newest_set(tmp_path: Path) -> None:
+    def result_set(name: str, metadata: dict) -> Path:
+        path = tmp_path / name / "results.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps({"metadata": metadata, "results": []}))
+        return path
+
+    older = result_set("old", {"mode": "bench", "date": "2026-11-20T10:00:00+00:00", "minutes": 30.5, "cpu_count": 2})
+    latency = result_set("latency", {"mode": "latency", "date": "2026-11-25T10:00:00+00:00", "minutes": 3})
+    newest = result_set("new", {"mode": "bench", "date": "2026-11-24T10:00:00+00:00"})
+    assert doctor.make_bench_duration_line([older, latency]) == "30.5 min for results/old (2026-11-20, 2 cores)"
+    assert doctor.make_bench_duration_line([older, latency, newest]).startswith(
+        "not recorded: the newest committed set, results/new (2026-11-24)"
+    )
+    assert doctor.make_bench_duration_line([]) == "not recorded: no committed make bench result set"
+
+
+@pytest.mark.docker
+def test_doctor_finds_this_machine_s_engine_and_sees_its_containers() -> None:
+    seen, line = doctor.sees_processes()
+    assert seen is True, line
+    lines = dict(doctor.report(echo=lambda line: None))
+    assert lines["Compose v2"].endswith(": ok") and not lines["Docker engine"].startswith("NO"), lines
+    assert lines["sees the containers"].startswith("yes: "), lines
