@@ -127,6 +127,7 @@ class BookstoreScenario(RunningScenario):
         # RunningScenario's own settings, without looking the name up: the first start generates the data.
         self.scenario, self.file, self.build, self.ready_timeout = SCENARIO, COMPOSE_FILE, True, 1800.0
         self.environment = {**os.environ, **environment}
+        self._seen = {}  # RunningScenario.sees_processes asks once per service
         self.services = services  # and Postgres, which they depend on: only what is measured is built and started
 
     def up(self) -> None:
