@@ -385,6 +385,8 @@ def others_seconds(record: dict) -> float:
 def render(out: Path, document: Document) -> None:
     metadata, records, mode = document.metadata, document.results, document.mode
     rows = summarise(records)  # with repeats, one row per target and load
+    header = columns(records)
+    table_rows = [row(record, STEADY in header) for record in rows]  # the same cells in results.md and index.html
     charts = charts_for(mode)
     for chart, draw in charts.items():
         draw(rows, metadata, out / chart)
@@ -396,7 +398,7 @@ def render(out: Path, document: Document) -> None:
         verdict(mode, records),
         "",
         *summary,
-        shared.markdown_table(columns(records), [row(record, STEADY in columns(records)) for record in rows]),
+        shared.markdown_table(header, table_rows),
         "",
         ceiling_notes(records),
         "",
@@ -413,7 +415,7 @@ def render(out: Path, document: Document) -> None:
         verdict=html_page.inline(verdict(mode, records))
         + (f"<br>{html.escape(roles_line(metadata))}" if metadata.get("roles") else ""),
         summary=overload,
-        table=html_page.table(columns(records), [row(r, STEADY in columns(records)) for r in rows], rows, SORT_KEYS),
+        table=html_page.table(header, table_rows, rows, SORT_KEYS),
         note=html.escape(ceiling_notes(records)),
         charts="\n".join(html_page.chart(out / chart) for chart in charts if (out / chart).exists()),
         commands=html_page.commands(records),
