@@ -1,5 +1,9 @@
-"""Every scenario end to end: build, start healthy, answer exactly, behave as the tutorial teaches, and
-expose nothing more than it documents.
+"""Every scenario end to end: build, start healthy, answer exactly, behave as the tutorial teaches, expose
+nothing more than it documents, answer hostile input and keep serving beside slow clients.
+
+Each scenario is started once for all of these (the module-scoped `scenario` fixture, whose instances pytest
+groups the tests by): the hostile-input and slow-client checks live in tests/hostile_input.py and
+tests/test_slow_clients.py and run here.
 
 Timings assert behaviour with wide margins (serialised against concurrent), never a speed target.
 """
@@ -19,7 +23,10 @@ from bench.containers.compose import RunningScenario, compose_command, docker
 from bench.containers.sampler import cpu_ticks, server_pids
 from bench.containers.scenarios import REGISTRY, ROOT, SCENARIOS, Target, load_targets
 from bench.measure.target import cpu_ms_per_unit, image_packages
+from bench.modes.slowclients import KINDS
 from tests.conftest import fetch, load
+from tests.hostile_input import assert_hostile_requests_answered
+from tests.test_slow_clients import PRODUCTION_SCENARIOS, assert_slow_clients_do_not_stop
 
 pytestmark = pytest.mark.docker
 
@@ -209,3 +216,13 @@ def test_apache_does_not_advertise_its_version(scenario: RunningScenario) -> Non
             # Apache's own error pages are one line of text, not an HTML page naming the server.
             assert "Apache" not in response.text and "<" not in response.text, (path, response.text[:200])
             assert response.text.count("\n") <= 1, (path, response.text[:200])
+
+
+def test_hostile_requests_get_200_or_4xx_and_the_server_keeps_serving(scenario: RunningScenario) -> None:
+    assert_hostile_requests_answered(scenario)
+
+
+@pytest.mark.parametrize("scenario", PRODUCTION_SCENARIOS, indirect=True)
+@pytest.mark.parametrize("kind", KINDS)
+def test_slow_clients_do_not_stop_a_production_server(scenario: RunningScenario, kind: str) -> None:
+    assert_slow_clients_do_not_stop(scenario, kind)

@@ -6,7 +6,8 @@ kept open and silent after one answered request. CONNECTIONS of one kind are ope
 request (`GET /?delay=0` on a new connection) must be answered within ANSWER_SECONDS. The targets this stops are
 listed in AFFECTED, as the README says, each with its defence in DEFENCES: Nginx, a buffering proxy, in front of
 the same gunicorn, tested here like every other target. An affected target is checked to be affected still, so
-that the list stays true and this test can be seen to fail. Flask's development server is not for production
+that the list stays true and this test can be seen to fail. The check runs in tests/test_scenarios.py, on each
+scenario started once for all its end-to-end checks. Flask's development server is not for production
 (README) and not tested. `make slowclients` finds, per target and kind, how many slow connections it takes.
 """
 
@@ -14,10 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from bench.containers.compose import RunningScenario
 from bench.containers.scenarios import SCENARIOS, Target, load_targets
@@ -61,14 +59,6 @@ def production_targets(scenario: str) -> list[Target]:
 PRODUCTION_SCENARIOS = [scenario for scenario in SCENARIOS if production_targets(scenario)]
 
 
-@pytest.fixture(scope="module", params=PRODUCTION_SCENARIOS)
-def production_scenario(request: pytest.FixtureRequest) -> Iterator[RunningScenario]:
-    """Each scenario with a production server in turn, up and healthy; torn down after its kinds."""
-    raise_file_limit()
-    with RunningScenario(request.param) as running:
-        yield running
-
-
 def test_every_affected_target_has_a_defence_that_is_tested_too() -> None:
     names = {target.name for scenario in PRODUCTION_SCENARIOS for target in production_targets(scenario)}
     affected = {target for target, _ in AFFECTED}
@@ -88,10 +78,11 @@ async def slow_then_normal(target: Target, kind: str) -> tuple[Hold, float | Non
     return held, await recover(target, RECOVERY_SECONDS)
 
 
-@pytest.mark.docker
-@pytest.mark.parametrize("kind", KINDS)
-def test_slow_clients_do_not_stop_a_production_server(production_scenario: RunningScenario, kind: str) -> None:
-    targets = production_targets(production_scenario.scenario)
+def assert_slow_clients_do_not_stop(scenario: RunningScenario, kind: str) -> None:
+    """CONNECTIONS slow clients of this kind to each production target of the running scenario (tests/test_scenarios.py
+    runs it on each scenario it has started): the AFFECTED stopped, the others answering, all serving after."""
+    raise_file_limit()
+    targets = production_targets(scenario.scenario)
     if kind == "idle":
         # The idle kind's connections each send one whole request first. A target given the small load (one request
         # at a time, or a few: asgiref's WsgiToAsgi, waitress's default 4 threads) serves those 300 in turn, and what

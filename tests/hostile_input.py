@@ -1,4 +1,6 @@
 """Hostile input, end to end: every server of every scenario, directly and through Nginx, keeps answering.
+tests/test_scenarios.py runs it on each scenario it has started, so that a scenario is started once for all its
+end-to-end checks.
 
 Hypothesis generates requests no browser sends (see tests/hostile_http.py): arbitrary query strings with a
 hostile `delay` first, repeated and unknown parameters, huge values, non-UTF-8 bytes raw and
@@ -14,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from urllib.parse import unquote_to_bytes, urlsplit
 
-import pytest
 from hypothesis import HealthCheck, example, given, settings
 
 from bench.containers.compose import RunningScenario
@@ -30,8 +31,6 @@ from tests.hostile_http import (
     send,
     valid_delays,
 )
-
-pytestmark = pytest.mark.docker
 
 # Each example costs one connection per target and at most FAST_DELAY of waiting in the app. Measured without
 # Docker on 2 cores, the servers started with the scenarios' options: 300 examples (and the REGRESSIONS) took
@@ -138,7 +137,9 @@ def assert_still_serving(target: Target) -> None:
     assert (answer.status, answer.body) == (200, target.expected_body(0)), (target.name, answer)
 
 
-def test_hostile_requests_get_200_or_4xx_and_the_server_keeps_serving(scenario: RunningScenario) -> None:
+def assert_hostile_requests_answered(scenario: RunningScenario) -> None:
+    """Every example to every target of the running scenario: 200 or 4xx, never a crash or silence; then each
+    target still serves a normal request."""
     targets = load_targets(scenario.scenario)
 
     @settings(
