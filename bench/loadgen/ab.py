@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bench.loadgen.percentiles import Percentiles
+
 
 @dataclass(frozen=True)
-class AbResult:
+class AbResult(Percentiles):
     complete: int
     failed: int  # any of the four kinds below; a non-2xx answer is not one of them
     failed_connect: int
@@ -27,14 +29,6 @@ class AbResult:
             "length": self.failed_length,
             "exceptions": self.failed_exceptions,
         }
-
-    @property
-    def p50_ms(self) -> float:
-        return self.percentiles_ms[50]
-
-    @property
-    def p99_ms(self) -> float:
-        return self.percentiles_ms[99]
 
 
 def ab_command(url: str, requests: int, concurrency: int) -> list[str]:

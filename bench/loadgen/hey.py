@@ -25,6 +25,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from bench.loadgen.percentiles import Percentiles
+
 # Go's net/http error messages (hey's, and vegeta's) by what went wrong; the first that matches names it.
 ERROR_KINDS = (
     ("connect", ("connection refused", "dial tcp", "no such host")),
@@ -38,7 +40,7 @@ def error_kind(message: str) -> str:
 
 
 @dataclass(frozen=True)
-class HeyResult:
+class HeyResult(Percentiles):
     complete: int  # requests that ended: answered, whatever the status, or failed
     failed: int  # no HTTP answer: refused, reset, closed or timed out
     failure_kinds: dict[str, int]
@@ -46,14 +48,6 @@ class HeyResult:
     seconds: float
     rps: float
     percentiles_ms: dict[int, float]
-
-    @property
-    def p50_ms(self) -> float:
-        return self.percentiles_ms[50]
-
-    @property
-    def p99_ms(self) -> float:
-        return self.percentiles_ms[99]
 
 
 def hey_command(url: str, requests: int, concurrency: int, delay: float = 0) -> list[str]:

@@ -39,12 +39,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.loadgen.percentiles import Percentiles
+
 UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _TIME = r"([\d.]+)(us|ms|s|m|h)"
 
 
 @dataclass(frozen=True)
-class WrkResult:
+class WrkResult(Percentiles):
     complete: int  # answers, whatever their status; late ones ("timeout") too
     failed: int  # socket errors and late answers
     failed_connect: int
@@ -64,14 +66,6 @@ class WrkResult:
             "write": self.failed_write,
             "timeout": self.failed_timeout,
         }
-
-    @property
-    def p50_ms(self) -> float:
-        return self.percentiles_ms[50]
-
-    @property
-    def p99_ms(self) -> float:
-        return self.percentiles_ms[99]
 
 
 def duration_seconds(requests: int, concurrency: int, delay: float) -> int:
