@@ -118,3 +118,9 @@ class ResultSet:
         self.save()
         render(self.out)
         return self.out
+
+    def finish_and_say(self, failures: list[str], files: str) -> int:
+        """finish(), then one line: where the set is, its files, and what was not OK; the mode's exit status."""
+        out = self.finish()
+        print(f"\nresults in {out}: {files}" + (f"; NOT OK: {', '.join(failures)}" if failures else ""))
+        return 1 if failures else 0

@@ -190,14 +190,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.overload:  # overload has no reference, and its failures are the finding
         rerun_unsteady(records, args.rerun_unsteady, starts, client, results, progress, placed)
     compare_to_reference(records)
-    results.metadata["minutes"] = results.minutes  # how long a run takes, for the next user (make doctor)
-    out = results.finish()
     failures = [r.target.name for r in records if not r.ok]
     if args.overload:
         # Overload looks for failures: only a server that was unusable before, or did not survive, is one.
         failures = [r.target.name for r in records if not r.verified or r.survived is False]
-    print(f"\nresults in {out}: results.json, results.md, charts" + (f"; NOT OK: {failures}" if failures else ""))
-    return 1 if failures else 0
+    return results.finish_and_say(failures, "results.json, results.md, charts")
 
 
 if __name__ == "__main__":

@@ -476,11 +476,8 @@ def main(argv: list[str] | None = None) -> int:
             for load in loads:
                 problem = f"did not start: {error.in_one_line()}"
                 keep(describe(target, load, args.scale, args.seconds) | {"verified": False, "problem": problem})
-    out = results.finish()
     failures = sorted({f"{r['target']}/{r['load']}" for r in results.document.results if not r["ok"]})
-    not_ok = f"; NOT OK: {', '.join(failures)}" if failures else ""
-    print(f"\nresults in {out}: results.json, results.md, charts, index.html{not_ok}")
-    return 1 if failures else 0
+    return results.finish_and_say(failures, "results.json, results.md, charts, index.html")
 
 
 if __name__ == "__main__":

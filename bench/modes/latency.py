@@ -173,10 +173,8 @@ def main(argv: list[str] | None = None) -> int:
             for target in ours:
                 problem = f"did not start: {error.in_one_line()}"
                 keep(describe(target, args.delay, place) | {"verified": False, "problem": problem})
-    out = results.finish()
     failures = sorted({record["target"] for record in results.document.results if not record["ok"]})
-    print(f"\nresults in {out}: results.json, results.md, latency.png" + (f"; NOT OK: {failures}" if failures else ""))
-    return 1 if failures else 0
+    return results.finish_and_say(failures, "results.json, results.md, latency.png")
 
 
 if __name__ == "__main__":

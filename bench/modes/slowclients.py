@@ -320,10 +320,8 @@ def main(argv: list[str] | None = None) -> int:
             for target in pending:
                 failed = {"verified": False, "problem": f"did not start: {error.in_one_line()}"}
                 keep(describe(target) | failed, len(args.kinds) * len(args.levels) - 1)
-    out = results.finish()
     failures = sorted({r["target"] for r in results.document.results if not r["ok"]})
-    print(f"\nresults in {out}: results.json, results.md" + (f"; NOT OK: {failures}" if failures else ""))
-    return 1 if failures else 0
+    return results.finish_and_say(failures, "results.json, results.md")
 
 
 if __name__ == "__main__":
