@@ -55,7 +55,7 @@ class Event:
 def app_services(running: RunningScenario, target: Target) -> list[str]:
     """The target's app containers: its service, and its twins behind the same proxy (nginx-deploy.yml)."""
     services = running.compose("config", "--services").stdout.split()
-    return [service for service in services if service not in ("slow_api", "nginx", "postgres")]
+    return [service for service in services if service not in ("slow_api", "nginx", "httpd", "postgres")]
 
 
 GUNICORN_LIKE = ("gunicorn", "nginx+gunicorn")
