@@ -13,7 +13,7 @@ ROLES = $(if $(SERVER_HOST),--server-host $(SERVER_HOST)) $(if $(CLIENT_HOST),--
   $(if $(DATABASE_BIND),--database-bind $(DATABASE_BIND)) $(if $(CPUSET_SERVER),--cpuset-server $(CPUSET_SERVER)) \
   $(if $(CPUSET_CLIENT),--cpuset-client $(CPUSET_CLIENT)) $(if $(CPUSET_DATABASE),--cpuset-database $(CPUSET_DATABASE))
 
-.PHONY: help doctor venv up down ab threads bench sweep overload latency map slowclients labs bookstore test test-fast lint format
+.PHONY: help doctor venv up down ab threads bench sweep overload latency map slowclients labs bookstore incidents test test-fast lint format
 
 help: $(PYTHON) ## list the targets, and the scenarios by group (from each compose file's x-scenario block)
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -72,6 +72,11 @@ labs: $(PYTHON) ## the failure labs: how gevent fails, each lab broken and fixed
 bookstore: $(PYTHON) ## the bookstore app served each way, each load beside pgbench running the same SQL: the database's own limit (SCALE=1000000 TARGETS= LOADS="author moderate slow mixed" SECONDS=12 OUT=)
 	$(PYTHON) -m bench.modes.bookstore --scale $(or $(SCALE),1000000) $(if $(TARGETS),--targets $(TARGETS)) \
 	  $(if $(LOADS),--loads $(LOADS)) $(if $(SECONDS),--seconds $(SECONDS)) $(if $(OUT),--out $(OUT))
+
+incidents: $(PYTHON) ## what each production server loses to a reload, a killed worker or container, a replaced container, a deploy, recycled workers: every request on a timeline (TARGETS= EVENTS= REPEAT=1 CLIENTS=100 SECONDS=12 OUT=; docs/incidents.md)
+	$(PYTHON) -m bench.modes.incidents $(if $(TARGETS),--targets $(TARGETS)) $(if $(EVENTS),--events $(EVENTS)) \
+	  $(if $(REPEAT),--repeat $(REPEAT)) $(if $(CLIENTS),--clients $(CLIENTS)) $(if $(SECONDS),--seconds $(SECONDS)) \
+	  $(if $(OUT),--out $(OUT))
 
 test-fast: $(PYTHON) ## the tests that need no Docker
 	$(PYTHON) -m pytest -m "not docker"

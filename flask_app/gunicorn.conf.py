@@ -1,6 +1,8 @@
 """What every gunicorn scenario shares (`--config gunicorn.conf.py`); each compose file adds the worker class
 and how many requests it holds at once."""
 
+import os
+
 bind = "0.0.0.0:3000"
 # The default listen backlog (2048) is below the loads the overload tests send.
 backlog = 4096
@@ -8,3 +10,7 @@ backlog = 4096
 control_socket_disable = True
 # A stop (SIGTERM) waits this long for requests in flight; the compose files give containers 35 s.
 graceful_timeout = 30
+# Recycle a worker after this many requests (plus up to MAX_REQUESTS_JITTER, so that workers do not all recycle at
+# once); 0, gunicorn's default, never. `make incidents` measures what a recycling costs (docs/incidents.md).
+max_requests = int(os.environ.get("MAX_REQUESTS") or 0)
+max_requests_jitter = int(os.environ.get("MAX_REQUESTS_JITTER") or 0)

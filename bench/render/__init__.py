@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from bench.render import bench, bookstore, document, labs, latency, map, slowclients
+from bench.render import bench, bookstore, document, incidents, labs, latency, map, slowclients
 
 # Each mode's renderer: a module with render(out, document). bench.py draws make bench, sweep and overload.
 RENDERERS: dict[str, ModuleType] = {
@@ -21,6 +21,7 @@ RENDERERS: dict[str, ModuleType] = {
     "map": map,
     "labs": labs,
     "bookstore": bookstore,
+    "incidents": incidents,
 }
 
 

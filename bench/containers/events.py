@@ -1,0 +1,138 @@
+"""What can happen to a running scenario while it serves, the way it happens in production: a graceful reload, one
+worker killed, the container killed, the container replaced the Compose way, a deploy of two copies one after the
+other, a proxy's reload. Each returns what it did, to whom, for the record (`make incidents`, docs/incidents.md),
+and, where one command is the event, `at`: time.monotonic() just before it, since finding the process or the
+container takes docker calls that last a second or more on a busy machine.
+
+Containers run with `init: true`: the container's main process is docker-init, which forwards a signal that
+`docker kill --signal` sends it to the server's main process (gunicorn's master, uWSGI's master, granian's, uvicorn's
+supervisor). Workers are found the way the sampler finds a server's processes: the host's /proc, from the
+container's main PID down."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal as signals
+import time
+from pathlib import Path
+
+from bench.containers.compose import RunningScenario
+from bench.containers.sampler import command_name
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError):
+            # The command name, in parentheses, may hold spaces: the parent PID is the 2nd field after it.
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(stat.parent.name))
+    return sorted(found)
+
+
+def started_ticks(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+
+
+def pid_inside(pid: int) -> int:
+    """The PID the container's own tools and logs show for this host PID (the last of NSpid)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("NSpid:"):
+            return int(line.split()[-1])
+    return pid
+
+
+def command_line(pid: int) -> str:
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    return ""
+
+
+def server_main_pid(running: RunningScenario, service: str) -> int:
+    """The server's main process: the container's first process, or its child when that is docker-init."""
+    main = running.main_pid(service)
+    if command_name(main) in ("docker-init", "tini"):
+        (main,) = children(main)
+    return main
+
+
+# uWSGI's processes all have the same command line; its log says which PID is the HTTP router, not a worker.
+UWSGI_ROUTER = re.compile(r"spawned uWSGI http \d+ \(pid: (\d+)\)")
+
+
+def worker_pids(running: RunningScenario, service: str) -> list[int]:
+    """The server's workers, oldest first: its main process's children, less the ones that serve no request
+    (multiprocessing's resource tracker beside granian's and uvicorn's workers, uWSGI's HTTP router)."""
+    main = server_main_pid(running, service)
+    logs = running.compose("logs", "--no-color", service, check=False).stdout
+    routers = {int(pid) for pid in UWSGI_ROUTER.findall(logs)}
+    workers = [
+        pid for pid in children(main) if "resource_tracker" not in command_line(pid) and pid_inside(pid) not in routers
+    ]
+    return sorted(workers, key=started_ticks)
+
+
+def os_threads(pid: int) -> int:
+    with contextlib.suppress(OSError):
+        return len(list(Path(f"/proc/{pid}/task").iterdir()))
+    return 0
+
+
+def container(running: RunningScenario, service: str) -> str:
+    return running.container_ids()[service]
+
+
+def send_signal(running: RunningScenario, service: str, signal: str) -> dict:
+    """`docker kill --signal`: to docker-init, which forwards it to the server's main process."""
+    main, target = server_main_pid(running, service), container(running, service)
+    at = time.monotonic()
+    running.docker(service, "kill", "--signal", signal, target)
+    return {"did": f"SIG{signal} to {service}'s main process (pid {pid_inside(main)} in the container)", "at": at}
+
+
+def kill_worker(running: RunningScenario, service: str) -> dict:
+    """SIGKILL to the oldest worker, from the host: what the OOM killer or a crash in a C extension does."""
+    workers = worker_pids(running, service)
+    if not workers:
+        return {"problem": f"{service} has no worker process apart from its main process"}
+    victim = workers[0]
+    threads = os_threads(victim)
+    at = time.monotonic()
+    os.kill(victim, signals.SIGKILL)
+    return {
+        "at": at,
+        "did": f"SIGKILL to {service}'s oldest worker, pid {pid_inside(victim)} in the container, of {len(workers)}",
+        "workers": len(workers),
+        "victim_threads": threads,
+    }
+
+
+def kill_container(running: RunningScenario, service: str) -> dict:
+    """`docker kill`: SIGKILL to everything in the container. No restart policy here: Compose leaves it down."""
+    target = container(running, service)
+    at = time.monotonic()
+    running.docker(service, "kill", target)
+    return {"did": f"docker kill {service} (no restart policy: it stays down)", "at": at}
+
+
+def recreate(running: RunningScenario, service: str, wait: bool = False) -> dict:
+    """The Compose way to deploy a new version of one service: stop it (SIGTERM, a graceful stop), remove it,
+    create and start a new one; `wait` returns only once the new one is healthy."""
+    command = ["up", "--detach", "--force-recreate", "--no-deps", *(["--wait"] if wait else []), service]
+    running.compose(*command)
+    return {"did": f"docker compose {' '.join(command)}"}
+
+
+def deploy(running: RunningScenario, services: list[str]) -> dict:
+    """A rolling deploy: each copy replaced in turn, the next only once the last one is healthy again."""
+    for service in services:
+        recreate(running, service, wait=True)
+    return {"did": "; then ".join(f"{service} recreated, waited until healthy" for service in services)}
+
+
+def reload_nginx(running: RunningScenario, service: str = "nginx") -> dict:
+    """`nginx -s reload`: new worker processes with the configuration read again, the old ones finishing theirs."""
+    running.docker(service, "exec", container(running, service), "nginx", "-s", "reload")
+    return {"did": "nginx -s reload"}

@@ -1,0 +1,255 @@
+"""A steady closed-loop load that keeps every request (when it started, when it ended, how it ended), with one event
+in the middle of it, and the summary of that timeline: what the event cost and how long the server took to get back.
+
+Not ab, hey or wrk: they report totals, and the question here is *when* requests failed and which ones (the ones in
+flight at the event, or later ones). Each client is a thread with one keep-alive connection (http.client), sending
+the next request as soon as the last one ended, like a browser or a service's HTTP pool: after an error it pauses
+briefly and reconnects, so a server that is down is not hammered by a tight loop of refused connections.
+
+Everything here is in seconds from the load's start. The standard library only, and no Docker: the event is a
+callable the caller gives (bench/modes/incidents.py sends a signal, kills or replaces a container)."""
+
+from __future__ import annotations
+
+import http.client
+import select
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+OK = "ok"
+# Every other outcome is a failure: "status 502" (and every other status code), "wrong body", or no answer at all.
+REFUSED, RESET, TIMED_OUT, WRONG_BODY, OTHER = "refused", "reset", "timed out", "wrong body", "other"
+# After a failed request a client waits this long before it reconnects: a real client backs off, and without it a
+# refused port turns 100 clients into a busy loop of thousands of requests a second that measures the client.
+PAUSE_AFTER_ERROR = 0.1
+# A kept-alive connection the server closed just as the client reused it fails at once, before the server has read
+# the request: dropped() sees most of these closes, not one that is still on its way. Such a failure, within this
+# long of sending on a reused connection, is sent again at once on a new connection, as browsers and urllib3 do,
+# and counted apart (`resent`); a failure later than that is the server's and counts.
+STALE_SECONDS = 0.02
+BIN_SECONDS = 0.1
+
+
+@dataclass(frozen=True)
+class Request:
+    started: float
+    ended: float
+    outcome: str  # OK or the kind of failure
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome != OK
+
+
+@dataclass
+class Timeline:
+    """Every request of one load, and when the event started and ended (None: no event ran)."""
+
+    requests: list[Request]
+    seconds: float  # how long clients kept sending new requests
+    resent: int = 0  # requests sent again on a new connection after a closed kept-alive one (STALE_SECONDS)
+    event_at: float | None = None
+    event_done_at: float | None = None
+    event: dict = field(default_factory=dict)  # what the event callable returned: what it did, to whom
+
+
+def outcome_of_error(error: BaseException) -> str:
+    """A failed exchange by what the client saw: the kinds a user of an HTTP client tells apart."""
+    if isinstance(error, ConnectionRefusedError):
+        return REFUSED
+    if isinstance(error, TimeoutError | socket.timeout):
+        return TIMED_OUT
+    # RemoteDisconnected (a closed connection instead of an answer) is a ConnectionResetError; IncompleteRead is an
+    # answer cut short: for the user both are a connection that broke under their request.
+    if isinstance(error, ConnectionError | http.client.IncompleteRead):
+        return RESET
+    return OTHER
+
+
+def outcome_of_answer(status: int, body: bytes, expected_body: str) -> str:
+    if 200 <= status < 300:
+        return OK if body.decode(errors="replace") == expected_body else WRONG_BODY
+    return f"status {status}"
+
+
+def dropped(connection: http.client.HTTPConnection) -> bool:
+    """Whether the server closed this idle kept-alive connection (readable with nothing to read is a close):
+    reused, it would fail the next request although the server never saw it. urllib3 checks the same way. uWSGI's
+    HTTP router, for one, closes after every answer without saying `Connection: close`."""
+    if connection.sock is None:
+        return False
+    readable, _, _ = select.select([connection.sock], [], [], 0)
+    return bool(readable)
+
+
+class ClosedLoopClients:
+    """`clients` threads, each sending GET `url` one after another on its own keep-alive connection until
+    `seconds` have passed since the start; a request in flight then still ends (within `timeout`)."""
+
+    def __init__(self, url: str, clients: int, seconds: float, expected_body: str, timeout: float = 10.0) -> None:
+        parts = urlsplit(url)
+        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
+        self.path = parts.path + (f"?{parts.query}" if parts.query else "")
+        self.clients, self.seconds, self.expected_body, self.timeout = clients, seconds, expected_body, timeout
+        self.started = 0.0
+        self.per_client: list[list[Request]] = [[] for _ in range(clients)]
+        self.resent = [0] * clients
+        self._threads: list[threading.Thread] = []
+
+    def now(self) -> float:
+        return time.monotonic() - self.started
+
+    def exchange(self, connection: http.client.HTTPConnection) -> str:
+        try:
+            connection.request("GET", self.path)
+            response = connection.getresponse()
+            body = response.read()
+            outcome = outcome_of_answer(response.status, body, self.expected_body)
+            if response.will_close:
+                connection.close()
+            return outcome
+        except (OSError, http.client.HTTPException) as error:
+            connection.close()  # http.client opens a new one on the next request
+            return outcome_of_error(error)
+
+    def _client(self, index: int) -> None:
+        kept = self.per_client[index]
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        try:
+            while self.now() < self.seconds:
+                if dropped(connection):
+                    connection.close()
+                reused = connection.sock is not None
+                started = self.now()
+                outcome = self.exchange(connection)
+                if outcome == RESET and reused and self.now() - started < STALE_SECONDS:
+                    self.resent[index] += 1
+                    outcome = self.exchange(connection)
+                kept.append(Request(round(started, 4), round(self.now(), 4), outcome))
+                if outcome != OK:
+                    time.sleep(PAUSE_AFTER_ERROR)
+        finally:
+            connection.close()
+
+    def start(self) -> None:
+        self.started = time.monotonic()
+        self._threads = [
+            threading.Thread(target=self._client, args=(index,), daemon=True) for index in range(self.clients)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def join(self) -> list[Request]:
+        for thread in self._threads:
+            thread.join(self.seconds + self.timeout + 5)
+        return sorted((request for kept in self.per_client for request in kept), key=lambda r: r.started)
+
+
+def run(
+    url: str,
+    clients: int,
+    seconds: float,
+    expected_body: str,
+    event_at: float | None = None,
+    event: Callable[[], dict] | None = None,
+    timeout: float = 10.0,
+) -> Timeline:
+    """The load, with `event` called once `event_at` seconds in (from this thread, while the clients go on)."""
+    load = ClosedLoopClients(url, clients, seconds, expected_body, timeout)
+    load.start()
+    timeline = Timeline([], seconds)
+    if event is not None and event_at is not None:
+        time.sleep(max(0.0, event_at - load.now()))
+        timeline.event_at = round(load.now(), 4)
+        try:
+            timeline.event = event()
+        except Exception as error:  # the load's record must say the event failed, not vanish with it
+            timeline.event = {"problem": f"the event failed: {error.__class__.__name__}: {error}"}
+        timeline.event_done_at = round(load.now(), 4)
+        # The event's own moment, when it says it (time.monotonic() just before its decisive command): finding a
+        # process or a container first can take longer than a request.
+        if isinstance(timeline.event.get("at"), float):
+            timeline.event_at = round(timeline.event.pop("at") - load.started, 4)
+    timeline.requests = load.join()
+    timeline.resent = sum(load.resent)
+    return timeline
+
+
+def bins(requests: list[Request], seconds: float, bin_seconds: float = BIN_SECONDS) -> dict[str, list[int]]:
+    """Answers per bin of `bin_seconds`, by the moment each request ended, one list per outcome ("ok" always):
+    the timeline's chart. Requests that end after `seconds` go in the last bin, so nothing counted goes missing."""
+    count = max(1, round(seconds / bin_seconds))
+    found: dict[str, list[int]] = {OK: [0] * count}
+    for request in requests:
+        index = min(count - 1, int(request.ended / bin_seconds))
+        found.setdefault(request.outcome, [0] * count)[index] += 1
+    return found
+
+
+def recovery_seconds(
+    ok_bins: list[int],
+    event_at: float,
+    baseline: float,
+    seconds: float,
+    bin_seconds: float = BIN_SECONDS,
+    window: float = 1.0,
+    share: float = 0.9,
+) -> float | None:
+    """Seconds from the event to the first moment from which the 2xx rate is back to `share` of `baseline` (2xx per
+    second before the event) in each of the next two windows of `window` seconds; 0 when it never dropped; None
+    when it did not come back within the load. Two windows, so that one burst of retries is not a recovery; whole
+    windows, because a closed loop answers in rounds of the delay and a bin alone is a round or nothing."""
+    if baseline <= 0:
+        return None
+    per_window = round(window / bin_seconds)
+    usable = min(len(ok_bins), round(seconds / bin_seconds))  # the last bin holds the stragglers: not a rate
+    first = round(event_at / bin_seconds)
+    for start in range(first, usable - 2 * per_window + 1):
+        windows = (ok_bins[start : start + per_window], ok_bins[start + per_window : start + 2 * per_window])
+        if all(sum(counts) / window >= share * baseline for counts in windows):
+            return round(max(0.0, start * bin_seconds - event_at), 2)
+    return None
+
+
+def summarize(timeline: Timeline, baseline_seconds: float = 3.0, bin_seconds: float = BIN_SECONDS) -> dict:
+    """The timeline in figures: requests sent, answered well, failed by kind, the failed ones that were in flight
+    when the event came, answers per bin, the 2xx rate before the event and how long it took to get back to it."""
+    requests, event_at = timeline.requests, timeline.event_at
+    kinds = Counter(request.outcome for request in requests if request.failed)
+    summary: dict = {
+        "sent": len(requests),
+        "resent_on_closed_connection": timeline.resent,
+        "answered": sum(not request.failed for request in requests),  # 2xx with the expected body
+        "failed": sum(kinds.values()),
+        "failed_by_kind": dict(sorted(kinds.items())),
+        "longest_s": round(max((r.ended - r.started for r in requests), default=0.0), 3),
+        "bin_seconds": bin_seconds,
+        "bins": bins(requests, timeline.seconds, bin_seconds),
+        "load_seconds": timeline.seconds,
+    }
+    if event_at is None:
+        return summary
+    in_flight = [request for request in requests if request.started < event_at < request.ended]
+    before_from = max(0.0, event_at - baseline_seconds)
+    answered_before = sum(1 for r in requests if not r.failed and before_from <= r.ended < event_at)
+    baseline = answered_before / (event_at - before_from) if event_at > before_from else 0.0
+    summary |= {
+        "event_at_s": event_at,
+        "event_done_at_s": timeline.event_done_at,
+        "in_flight_at_event": len(in_flight),
+        "failed_in_flight_at_event": sum(request.failed for request in in_flight),
+        "failed_before_event": sum(request.failed for request in requests if request.ended < event_at),
+        "failed_after_event": sum(request.failed for request in requests if request.started >= event_at),
+        "ok_per_second_before": round(baseline, 1),
+        # A server serves again as soon as a request sent after the event is answered: less than "recovered".
+        "first_ok_after_event_s": min(
+            (round(r.ended - event_at, 3) for r in requests if not r.failed and r.started >= event_at), default=None
+        ),
+        "recovery_s": recovery_seconds(summary["bins"][OK], event_at, baseline, timeline.seconds, bin_seconds),
+    }
+    return summary

@@ -1,0 +1,145 @@
+"""A `make incidents` set rendered from OUT/results.json alone: the table of every target and event (what was sent,
+answered, lost by kind, lost of those in flight at the event, seconds until the 2xx rate was back), and a timeline
+chart per event (answers and errors per 100 ms, one panel per target, the event marked), then index.html."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+
+from bench.render import html_page, shared
+from bench.render.document import Document
+
+COLUMNS = (
+    "target", "server", "at once", "event", "repeat", "sent", "2xx", "lost", "lost by kind",
+    "lost of those in flight at the event", "2xx back within s", "serves after",
+)  # fmt: skip
+
+
+def recovery(record: dict) -> str:
+    if "event_at_s" not in record:
+        return "–"  # a setting that acts all through the load: no single moment to recover from
+    return "never" if record["recovery_s"] is None else f"{record['recovery_s']:.1f}"
+
+
+def row(record: dict) -> list[str]:
+    head = [record["target"], record["server"], shared.at_once(record), record["event"], str(record.get("repeat", 1))]
+    if "sent" not in record:
+        return head + [f"**FAILED**: {record['problem']}"] + ["–"] * (len(COLUMNS) - len(head) - 1)
+    kinds = ", ".join(f"{kind} {count}" for kind, count in record["failed_by_kind"].items()) or "–"
+    in_flight = (
+        f"{record['failed_in_flight_at_event']} of {record['in_flight_at_event']}" if "event_at_s" in record else "–"
+    )
+    lost = f"**{record['failed']}**" if record["failed"] else "0"
+    return head + [
+        str(record["sent"]), str(record["answered"]), lost, kinds, in_flight, recovery(record),
+        "yes" if record.get("serves_after") else "**no**",
+    ]  # fmt: skip
+
+
+def chart_name(event: str) -> str:
+    return f"incidents-{event}.png"
+
+
+def timeline_chart(event: str, records: list[dict], metadata: dict, path: Path) -> None:
+    """One panel per target (its first repeat): 2xx per 100 ms as a line, errors stacked below by kind."""
+    shown = {}
+    for record in records:
+        shown.setdefault(record["target"], record)
+    figure, panels = plt.subplots(len(shown), 1, figsize=(11, 2.3 * len(shown) + 0.8), squeeze=False, sharex=True)
+    for record, axes in zip(shown.values(), panels[:, 0], strict=True):
+        bins = record["bins"]
+        width = record["bin_seconds"]
+        moments = [index * width for index in range(len(bins["ok"]))]
+        axes.plot(moments, bins["ok"], color="tab:green", linewidth=1.2, label="2xx")
+        bottom = [0] * len(moments)
+        for index, (kind, counts) in enumerate(sorted((k, v) for k, v in bins.items() if k != "ok")):
+            negative = [-count for count in counts]
+            axes.bar(moments, negative, width=width, bottom=bottom, align="edge", color=f"C{index + 3}", label=kind)
+            bottom = [low - count for low, count in zip(bottom, counts, strict=True)]
+        if "event_at_s" in record:
+            axes.axvline(record["event_at_s"], color="black", linestyle="--", linewidth=1)
+            if record.get("event_done_at_s") and record["event_done_at_s"] - record["event_at_s"] > 0.2:
+                axes.axvspan(record["event_at_s"], record["event_done_at_s"], color="grey", alpha=0.15)
+        axes.axhline(0, color="black", linewidth=0.5)
+        lost = record["failed"]
+        axes.set_title(f"{record['target']} ({shared.at_once(record)}): {record['sent']} sent, {lost} lost",
+                       fontsize=9, loc="left")  # fmt: skip
+        axes.set_ylabel("per 100 ms")
+        axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    panels[-1, 0].set_xlabel("seconds from the start of the load (dashed: the event; grey: while its command ran)")
+    what = records[0].get("event_what", event)
+    figure.suptitle(f"{event}: {what}. Answers up, errors down, per 100 ms", fontsize=10)
+    shared.save(figure, metadata, path)
+
+
+NOTE = (
+    "Each row: a fresh start of the target's scenario, a check, a 1 s warm-up, then a steady closed loop of keep-alive"
+    " clients (each sends its next request as soon as the last ended, and waits 0.1 s after an error before it"
+    " reconnects), with the event at the time given. Lost: every request that did not end in a 2xx with the expected"
+    " body, by what the client saw (refused, reset, timed out, a status code). In flight at the event: requests sent"
+    " before the event began and ended after it. 2xx back within: seconds from the event until the 2xx rate was back"
+    " to 90 % of its rate over the 3 s before, for two 1 s windows in a row; never: not within the load. Serves"
+    " after: whether the target answered right once the load was over."
+)
+
+
+def verdict(records: list[dict]) -> str:
+    not_ok = sorted({f"{r['target']} / {r['event']}" for r in records if not r["ok"]})
+    return f"**Not OK: {', '.join(not_ok)}**" if not_ok else "Every target verified, loaded and its event caused."
+
+
+SORT_KEYS: dict[str, Callable[[dict], float | None]] = {
+    "at once": shared.holds_at_once,
+    "sent": lambda record: record.get("sent"),
+    "2xx": lambda record: record.get("answered"),
+    "lost": lambda record: record.get("failed"),
+    "2xx back within s": lambda record: record.get("recovery_s"),
+}
+
+
+def render(out: Path, document: Document) -> None:
+    metadata, records = document.metadata, document.results
+    measured = [record for record in records if "bins" in record]
+    charts = []
+    for event in dict.fromkeys(record["event"] for record in measured):
+        path = out / chart_name(event)
+        timeline_chart(event, [record for record in measured if record["event"] == event], metadata, path)
+        charts.append(path)
+    what = {record["event"]: record.get("event_what", "") for record in records}
+    events = [f"- **{event}**: {text}" for event, text in what.items()]
+    spread = metadata.get("spread_across_repeats", {})
+    spread_lines = [
+        f"- {label}: " + "; ".join(f"{key} {v['min']:g} to {v['max']:g}" for key, v in figures.items() if v)
+        for label, figures in spread.items()
+    ]
+    lines = [
+        *shared.head("When something goes wrong under load", metadata, shared.took(metadata)),
+        "",
+        verdict(records),
+        "",
+        shared.markdown_table(COLUMNS, [row(record) for record in records]),
+        "",
+        NOTE,
+        "",
+        "Events:",
+        "",
+        *events,
+        "",
+        *(["How much the counts moved across repeats (lowest to highest):", "", *spread_lines, ""] if spread else []),
+        *[f"![{path.name}]({path.name})\n" for path in charts],
+        *shared.packages(metadata),
+    ]
+    (out / "results.md").write_text("\n".join(lines))
+    html_page.write(
+        out, metadata, document.mode,
+        heading="When something goes wrong under load: reloads, killed workers, replaced containers",
+        verdict=html_page.inline(verdict(records)),
+        table=html_page.table(COLUMNS, [row(r) for r in records], records, SORT_KEYS),
+        note=html.escape(NOTE),
+        charts="".join(html_page.chart(path) for path in charts),
+        commands=html_page.commands(records),
+    )  # fmt: skip

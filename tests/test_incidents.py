@@ -1,0 +1,109 @@
+"""`make incidents`: what a graceful reload, a killed worker and a rolling deploy cost under load, end to end in Docker
+on a small load (each a fresh start of the scenario: about 20 s each), and the page rendered from a made-up
+document without Docker. The timeline's own counting is tested in test_timeline.py."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.modes import incidents
+from bench.render import render
+
+# A small load: 50 clients, 8 s, the event 3 s in. Enough for a steady rate before and 5 s to get back after.
+SMALL = argparse.Namespace(clients=50, delay=0.5, seconds=8.0, event_at=3.0)
+# A killed worker's replacement starts in about a second on an idle machine; the CPU here is shared and slow.
+BACK_WITHIN = 5.0
+
+
+def measured(target: str, event: str) -> dict:
+    record = incidents.run_one(target, incidents.EVENTS[event], SMALL, 1, {})
+    assert record.get("verified") and "sent" in record and not record["problem"], record.get("problem")
+    print(f"{target} / {event}: sent {record['sent']}, lost {record['failed_by_kind']}, back {record['recovery_s']}")
+    return record
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("target", ["gunicorn-gevent", "gunicorn-sync"])
+def test_a_graceful_reload_under_load_loses_nothing(target: str) -> None:
+    record = measured(target, "reload")
+    assert record["failed"] == 0, record["failed_by_kind"]
+    assert record["in_flight_at_event"] > 0 and record["serves_after"], record
+    assert "SIGHUP" in record["event_result"]["did"]
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("target", ["gunicorn-gevent", "gunicorn-sync"])
+def test_a_killed_worker_loses_at_most_what_it_held_and_the_server_serves_again(target: str) -> None:
+    record = measured(target, "kill-worker")
+    # What one worker holds: its threads (50 of 4 x 50), or every request (the one gevent process).
+    held = min(SMALL.clients, record["threads_per_worker"] or record["gevent_cores"])
+    assert record["failed"] <= held, (record["failed_by_kind"], held)
+    assert record["failed_before_event"] == 0, record
+    # The master starts another worker: a request sent after the kill is answered, and the server answers right after
+    # the load. Not the 2xx rate back to its level: on a shared, slow CPU that can take longer than this small load.
+    first = record["first_ok_after_event_s"]
+    assert first is not None and first <= BACK_WITHIN, first
+    assert record["serves_after"] and "SIGKILL" in record["event_result"]["did"]
+
+
+@pytest.mark.docker
+def test_a_rolling_deploy_behind_nginx_loses_nothing() -> None:
+    record = measured("nginx-deploy-gevent", "deploy")
+    assert record["failed"] == 0, record["failed_by_kind"]
+    assert record["serves_after"] and record["event_result"]["did"].count("recreated") == 2
+
+
+METADATA = {
+    "date": "2026-11-25T10:00:00+00:00", "git_commit": "abc1234", "cpu_count": 2, "kernel": "6.1",
+    "docker_version": "20.10.24", "compose_version": "2.26.1", "command": "python -m bench.modes.incidents",
+    "mode": "incidents", "packages": {}, "minutes": 1.5,
+}  # fmt: skip
+TARGET = {
+    "scenario": "sync-gunicorn", "target": "gunicorn-sync", "server": "gunicorn", "mode": "sync", "workers": 4,
+    "threads_per_worker": 50, "gevent_cores": None, "concurrency": 200, "clients": 100, "delay": 0.5,
+    "load_seconds": 2.0, "repeat": 1, "verified": True, "problem": None, "ok": True, "serves_after": True,
+}  # fmt: skip
+
+
+def test_the_page_shows_what_each_event_cost(tmp_path: Path) -> None:
+    reload = TARGET | {
+        "event": "reload", "event_what": "graceful reload", "sent": 400, "answered": 400, "failed": 0,
+        "failed_by_kind": {}, "bin_seconds": 0.1, "bins": {"ok": [0] * 5 + [100] * 5 + [0] * 5 + [100] * 5},
+        "event_at_s": 1.0, "event_done_at_s": 1.05, "in_flight_at_event": 100, "failed_in_flight_at_event": 0,
+        "recovery_s": 0.0, "command": "SIGHUP to flask_app's main process",
+    }  # fmt: skip
+    killed = reload | {
+        "event": "kill-container", "event_what": "docker kill", "sent": 900, "answered": 200, "failed": 700,
+        "failed_by_kind": {"refused": 500, "reset": 200}, "failed_in_flight_at_event": 100, "recovery_s": None,
+        "bins": {"ok": [0] * 5 + [100] * 5 + [0] * 10, "refused": [0] * 10 + [50] * 10, "reset": [0] * 10 + [20] * 10},
+        "serves_after": False,
+    }  # fmt: skip
+    recycled = reload | {"event": "max-requests", "failed": 3, "answered": 397, "failed_by_kind": {"reset": 3}}
+    for key in ("event_at_s", "event_done_at_s", "in_flight_at_event", "failed_in_flight_at_event", "recovery_s"):
+        recycled.pop(key)
+    broken = TARGET | {"event": "recreate", "verified": False, "ok": False, "problem": "did not start: no image"}
+    document = {"metadata": METADATA, "results": [reload, killed, recycled, broken]}
+    (tmp_path / "results.json").write_text(json.dumps(document))
+    render(tmp_path)
+    markdown = (tmp_path / "results.md").read_text()
+    rows = [line for line in markdown.splitlines() if line.startswith("| gunicorn-sync")]
+    assert rows[0].endswith("| reload | 1 | 400 | 400 | 0 | – | 0 of 100 | 0.0 | yes |"), rows[0]
+    assert "| 900 | 200 | **700** | refused 500, reset 200 | 100 of 100 | never | **no** |" in rows[1]
+    assert "| max-requests | 1 | 400 | 397 | **3** | reset 3 | – | – | yes |" in rows[2]
+    assert "**FAILED**: did not start" in rows[3] and rows[3].count("|") == rows[0].count("|")
+    assert "**Not OK: gunicorn-sync / recreate**" in markdown
+    for event in ("reload", "kill-container", "max-requests"):
+        assert (tmp_path / f"incidents-{event}.png").read_bytes()[:4] == b"\x89PNG"
+    page = (tmp_path / "index.html").read_text()
+    assert "SIGHUP to flask_app" in page and page.count("<figure>") == 3
+
+
+def test_every_target_has_its_events_and_every_event_a_target() -> None:
+    planned = {name: incidents.events_of(incidents.find_target(name, {})) for name in incidents.TARGETS}
+    assert planned["nginx-deploy-gevent"] == ["kill-container", "recreate", "deploy"]
+    assert "max-requests" not in planned["granian-sync"]  # its workers' lifetime is in seconds, at least 60
+    assert {event for events in planned.values() for event in events} == set(incidents.EVENTS)
