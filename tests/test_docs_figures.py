@@ -45,8 +45,8 @@ from bench.render.bench import summarise
 
 ROOT = Path(__file__).resolve().parent.parent
 # A Markdown link to a file of a set, `[...](results/<set>/...)` or `(../results/<set>/...)` from docs/.
-SET_LINK = re.compile(r"\]\((?:\.\./)?results/(\d{4}-\d{2}-\d{2}-[A-Za-z0-9_-]+)/")
-SCOPE = re.compile(r"<!--\s*figures:\s*results/([A-Za-z0-9_-]+)/?\s*-->")
+SET_LINK = re.compile(r"\]\((?:\.\./)?results/(\d{4}-\d{2}-\d{2}-[A-Za-z0-9_.-]+)/")
+SCOPE = re.compile(r"<!--\s*figures:\s*results/([A-Za-z0-9_.-]+?)/?\s*-->")
 UNCHECKED = re.compile(r"<!--\s*figures:\s*unchecked\b(?!\s+columns)")
 UNCHECKED_COLUMNS = re.compile(r"<!--\s*figures:\s*unchecked columns:\s*(.*?)\s*-->")
 EACH_RUN = re.compile(r"<!--\s*figures:\s*each run\s*-->")
