@@ -237,16 +237,19 @@ def test_doctor_says_what_runs_in_a_container_and_what_is_taken(
 
 
 def test_doctor_takes_make_bench_s_duration_from_the_newest_set(tmp_path: Path) -> None:
-    def result_set(name: str, metadata: dict) -> Path:
+    def result_set(name: str, metadata: dict, scenarios: tuple[str, ...] = ()) -> Path:
         path = tmp_path / name / "results.json"
         path.parent.mkdir()
-        path.write_text(json.dumps({"metadata": metadata, "results": []}))
+        records = [{"scenario": scenario} for scenario in ("reference-slow-api", *scenarios, *scenarios)]
+        path.write_text(json.dumps({"metadata": metadata, "results": records}))
         return path
 
-    older = result_set("old", {"mode": "bench", "date": "2026-11-20T10:00:00+00:00", "minutes": 30.5, "cpu_count": 2})
+    old = {"mode": "bench", "date": "2026-11-20T10:00:00+00:00", "minutes": 30.5, "cpu_count": 2}
+    older = result_set("old", old, ("sync-gunicorn", "nginx-gunicorn"))
     latency = result_set("latency", {"mode": "latency", "date": "2026-11-25T10:00:00+00:00", "minutes": 3})
     newest = result_set("new", {"mode": "bench", "date": "2026-11-24T10:00:00+00:00"})
-    assert doctor.make_bench_duration_line([older, latency]) == "30.5 min for results/old (2026-11-20, 2 cores)"
+    line = doctor.make_bench_duration_line([older, latency])
+    assert line == "30.5 min for 2 scenarios, results/old (2026-11-20, 2 cores)", line
     assert doctor.make_bench_duration_line([older, latency, newest]).startswith(
         "not recorded: the newest committed set, results/new (2026-11-24)"
     )

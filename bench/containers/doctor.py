@@ -138,15 +138,21 @@ def make_bench_duration_line(sets: list[Path]) -> str:
     """From the newest committed `make bench` result set's metadata, where it records its minutes."""
     runs = []
     for path in sets:
-        metadata = json.loads(path.read_text()).get("metadata", {})
+        document = json.loads(path.read_text())
+        metadata = document.get("metadata", {})
         if metadata.get("mode") == "bench":
-            runs.append((metadata.get("date", ""), path.parent.name, metadata))
+            # A run of a few scenarios (SCENARIOS=) takes a part of the whole: say how many it had.
+            scenarios = {record.get("scenario") for record in document.get("results", [])} - {"reference-slow-api"}
+            runs.append((metadata.get("date", ""), path.parent.name, metadata, len(scenarios)))
     if not runs:
         return "not recorded: no committed make bench result set"
-    date, name, metadata = max(runs, key=lambda run: run[0])
+    date, name, metadata, scenarios = max(runs, key=lambda run: run[0])
     if metadata.get("minutes") is None:
         return f"not recorded: the newest committed set, results/{name} ({date[:10]}), does not say how long it ran"
-    return f"{metadata['minutes']:g} min for results/{name} ({date[:10]}, {metadata.get('cpu_count')} cores)"
+    return (
+        f"{metadata['minutes']:g} min for {scenarios} scenarios, results/{name}"
+        f" ({date[:10]}, {metadata.get('cpu_count')} cores)"
+    )
 
 
 def make_test_duration_line(tests_doc: Path = ROOT / "docs" / "tests.md") -> str:
