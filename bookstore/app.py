@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from db import database_failure, make_engine, make_health_engine
+from db import database_failure, health_connection, make_engine, make_health_engine
 from flask import Flask, request
 from marshmallow import ValidationError
 from models import Author, Book, page_of_authors
@@ -83,7 +83,7 @@ def create_author() -> tuple[Any, int]:
 
 @app.get("/health")
 def health() -> dict[str, str]:
-    with health_engine.connect() as connection:
+    with health_connection(), health_engine.connect() as connection:
         connection.execute(text("SELECT 1"))
     return {"status": "ok"}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from db import database_failure, make_async_engine, make_async_health_engine
+from db import database_failure, health_connection, make_async_engine, make_async_health_engine
 from marshmallow import ValidationError
 from models import Author, Book, page_of_authors
 from quart import Quart, request
@@ -71,8 +71,9 @@ async def create_author() -> tuple[Any, int]:
 
 @app.get("/health")
 async def health() -> dict[str, str]:
-    async with health_engine.connect() as connection:
-        await connection.execute(text("SELECT 1"))
+    with health_connection():
+        async with health_engine.connect() as connection:
+            await connection.execute(text("SELECT 1"))
     return {"status": "ok"}
 
 

@@ -13,6 +13,8 @@ pool, so that a pool whose every connection is busy serving requests does not fa
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import create_engine, exc
@@ -50,7 +52,8 @@ ENGINE_SETTINGS = {
 # pre-pinged (one round trip more a second) so that after a Postgres restart the first probe reconnects rather
 # than failing on the dead connection.
 HEALTH_CONNECT_ARGS = {**CONNECT_ARGS, "application_name": "bookstore-health"}
-HEALTH_SETTINGS = {"pool_size": 1, "max_overflow": 0, "pool_timeout": 2, "pool_pre_ping": True}
+HEALTH_POOL_TIMEOUT = 2
+HEALTH_SETTINGS = {"pool_size": 1, "max_overflow": 0, "pool_timeout": HEALTH_POOL_TIMEOUT, "pool_pre_ping": True}
 QUERY_CANCELED = "57014"  # Postgres's SQLSTATE for a statement cancelled, by its timeout or by a cancel request
 
 
@@ -71,6 +74,18 @@ def make_health_engine() -> Engine:
 def first_line(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
+
+
+@contextmanager
+def health_connection() -> Iterator[None]:
+    """Around a health check's use of its one connection: if an earlier check still holds it (waiting on a
+    database that does not answer), say so, instead of the requests' pool's message with the requests' numbers."""
+    try:
+        yield
+    except exc.TimeoutError:
+        raise ServiceUnavailable(
+            f"database unavailable: an earlier health check still waits on it after {HEALTH_POOL_TIMEOUT} s"
+        ) from None
 
 
 def database_failure(error: Exception) -> HTTPException | None:

@@ -198,7 +198,10 @@ def test_an_engine_whose_processes_this_machine_cannot_see_is_sampled_through_it
         assert record["threads_idle"] > 0 and record["threads_peak"] >= record["threads_idle"], record
         assert abs(record["threads_peak"] - mine["threads_peak"]) <= THREADS_WITHIN, (name, record, mine)
         assert record["rss_mb_peak"] == pytest.approx(mine["rss_mb_peak"], rel=RSS_WITHIN), (name, record, mine)
-        assert record["threads_idle"] == mine["threads_idle"], (name, record, mine)
+        # gthread workers start their pool's threads on their first requests, and the healthchecks reach some of
+        # the workers before the idle count is taken: up to one thread more per worker, on either engine.
+        idle_within = record["workers"] if record["mode"] == "sync" else 0
+        assert abs(record["threads_idle"] - mine["threads_idle"]) <= idle_within, (name, record, mine)
         cpu, cpu_here = (1000 * r["cpu_seconds"] / r["n"] for r in (record, mine))
         assert cpu > 0 and cpu_here > 0, (name, record, mine)
         apart = abs(record["cpu_seconds"] - mine["cpu_seconds"]) <= CPU_TICKS_APART
