@@ -11,9 +11,11 @@ database is down or the pool has no free connection, 504 when a statement ran pa
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from db import database_failure, health_connection, make_engine, make_health_engine
+from db import READS_END_WITH, database_failure, health_connection, make_engine, make_health_engine
 from flask import Flask, request
 from marshmallow import ValidationError
 from models import Author, Book, page_of_authors
@@ -39,6 +41,16 @@ app.config["MAX_CONTENT_LENGTH"] = MAX_BODY  # a larger body is a 413 before it 
 app.json.sort_keys = False  # keep the schemas' field order
 
 
+@contextmanager
+def reading() -> Iterator[Session]:
+    """A session for reads, its transaction ended the way READS_END_WITH says (db.py: why it matters)."""
+    # expire_on_commit=False: the rows are marshalled after the session ends, committed or not.
+    with Session(engine, expire_on_commit=False) as session:
+        yield session
+        if READS_END_WITH == "commit":
+            session.commit()
+
+
 def author_by_id(session: Session, author_id: int) -> Author | None:
     # Two statements, each with the author id as its only input: the author by primary key, then their books
     # joined to their genres (selectinload with one parent sends "author_id IN (<id>)"). selectinload on the
@@ -52,7 +64,7 @@ def get_author(author_id: int) -> Any:
         raise NotFound(f"no author with id {author_id}")
     # Marshalled after the session closes: its connection goes back to the pool as soon as the rows are read,
     # not after the Python work on them, so the pool's connections measure time in the database.
-    with Session(engine) as session:
+    with reading() as session:
         author = author_by_id(session, author_id)
     if author is None:
         raise NotFound(f"no author with id {author_id}")
@@ -63,7 +75,7 @@ def get_author(author_id: int) -> Any:
 def list_authors() -> Any:
     limit = query_integer("limit", request.args.get("limit"), 20, 1, MAX_LIMIT)
     offset = query_integer("offset", request.args.get("offset"), 0, 0, MAX_OFFSET)
-    with Session(engine) as session:
+    with reading() as session:
         return author_list_schema.dump(list(session.scalars(page_of_authors(limit, offset))))
 
 

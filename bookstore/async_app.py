@@ -7,9 +7,11 @@ capture.py (Flask) stands for both.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
-from db import database_failure, health_connection, make_async_engine, make_async_health_engine
+from db import READS_END_WITH, database_failure, health_connection, make_async_engine, make_async_health_engine
 from marshmallow import ValidationError
 from models import Author, Book, page_of_authors
 from quart import Quart, request
@@ -36,11 +38,20 @@ app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
 app.json.sort_keys = False
 
 
+@asynccontextmanager
+async def reading() -> AsyncIterator[AsyncSession]:
+    """app.py's reading(), awaited."""
+    async with AsyncSession(engine, expire_on_commit=False) as session:
+        yield session
+        if READS_END_WITH == "commit":
+            await session.commit()
+
+
 @app.get("/author/<int:author_id>")
 async def get_author(author_id: int) -> Any:
     if author_id > LARGEST_ID:
         raise NotFound(f"no author with id {author_id}")
-    async with AsyncSession(engine) as session:
+    async with reading() as session:
         options = [selectinload(Author.books).joinedload(Book.genres)]
         author = await session.get(Author, author_id, options=options)
     if author is None:  # marshalled after the session closes, as in app.py
@@ -52,7 +63,7 @@ async def get_author(author_id: int) -> Any:
 async def list_authors() -> Any:
     limit = query_integer("limit", request.args.get("limit"), 20, 1, MAX_LIMIT)
     offset = query_integer("offset", request.args.get("offset"), 0, 0, MAX_OFFSET)
-    async with AsyncSession(engine) as session:
+    async with reading() as session:
         return author_list_schema.dump(list(await session.scalars(page_of_authors(limit, offset))))
 
 

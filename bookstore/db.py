@@ -54,6 +54,14 @@ ENGINE_SETTINGS = {
 HEALTH_CONNECT_ARGS = {**CONNECT_ARGS, "application_name": "bookstore-health"}
 HEALTH_POOL_TIMEOUT = 2
 HEALTH_SETTINGS = {"pool_size": 1, "max_overflow": 0, "pool_timeout": HEALTH_POOL_TIMEOUT, "pool_pre_ping": True}
+# How a read's transaction ends. "rollback", the default: the session closes without a commit, as most apps' reads
+# do. psycopg then forgets the statements it counted (a ROLLBACK could have undone a PREPARE), so none reaches its
+# 5 runs on a connection and Postgres parses and plans every statement afresh. "commit": the read commits, psycopg
+# keeps its counts, and from the 5th time a connection sends a statement it runs from a prepared statement. The
+# evidence, and what it costs: docs/bookstore.md.
+READS_END_WITH = os.environ.get("READS_END_WITH") or "rollback"
+if READS_END_WITH not in ("rollback", "commit"):
+    raise SystemExit(f"READS_END_WITH must be rollback or commit, not {READS_END_WITH!r}")
 QUERY_CANCELED = "57014"  # Postgres's SQLSTATE for a statement cancelled, by its timeout or by a cancel request
 
 

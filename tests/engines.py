@@ -6,7 +6,7 @@ own engine's containers reach it), its own containerd (own root, state and socke
 --data-root, --exec-root and --pidfile, reached by the host's docker CLI on its unix socket. They share the
 host's kernel, mount and PID namespaces: their containers' processes are in the host's /proc. dockerd starts
 under `nsenter --net=...`, not `ip netns exec`, which remounts /sys and leaves dockerd without its cgroups
-(../shared/FACTS.md). Everything is torn down by pid and by name, also when starting failed half way.
+(measured here). Everything is torn down by pid and by name, also when starting failed half way.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import subprocess
 import threading
 import time
@@ -508,3 +509,69 @@ def test_postgres_restart_under_load(bookstore: Bookstore) -> None:
         assert late and all(status == 200 for status in late), (target.name, Counter(late))
         first_ok = min(when for when, name, status, _ in answers if name is target and when > healthy and status == 200)
         assert first_ok - healthy < 10
+
+
+# Every statement Postgres runs, logged with the phase of the extended protocol it came in (parse, bind, execute:
+# each a line of its own), the statement's name (<unnamed> or a prepared one) and the session's application_name.
+STATEMENT_LOGGING = {"log_min_duration_statement": "0", "log_line_prefix": "'%m [%p] %a: '"}
+APP_STATEMENT = re.compile(r" bookstore: LOG:  duration: [\d.]+ ms  (?:(parse|bind|execute) (\S+)|statement): (\w+)")
+
+
+@contextmanager
+def statements_logged(bookstore: Bookstore) -> Iterator[None]:
+    for name, value in STATEMENT_LOGGING.items():
+        bookstore.psql(f"ALTER SYSTEM SET {name} = {value}")
+    bookstore.psql("SELECT pg_reload_conf()")
+    try:
+        yield
+    finally:  # the data's volume outlives the stack: leave its configuration as it was
+        for name in STATEMENT_LOGGING:
+            bookstore.psql(f"ALTER SYSTEM RESET {name}")
+        bookstore.psql("SELECT pg_reload_conf()")
+
+
+def how_reads_arrive(bookstore: Bookstore, target: Target, requests: int) -> Counter[tuple[str, str, str]]:
+    """What Postgres ran for `requests` GETs of an author, one after another, sent to one target: a count per
+    (protocol phase or "statement", "unnamed" or "named", the statement's first word)."""
+    marker = f"reads-{uuid.uuid4().hex}"
+    bookstore.psql(f"SELECT '{marker}-begin'")
+    for author_id in range(1, requests + 1):
+        assert get_status(url(target, f"/author/{author_id}"))[0] == 200
+    bookstore.psql(f"SELECT '{marker}-end'")  # logged after every statement the requests sent
+    log = bookstore.compose("logs", "--no-color", "postgres").stdout
+    window = log[log.index(f"{marker}-begin") : log.index(f"{marker}-end")]
+    found: Counter[tuple[str, str, str]] = Counter()
+    for phase, name, word in APP_STATEMENT.findall(window):
+        found[phase or "statement", "" if not phase else "unnamed" if name == "<unnamed>:" else "named", word] += 1
+    return found
+
+
+def test_reads_that_roll_back_are_never_prepared_and_reads_that_commit_are(bookstore: Bookstore) -> None:
+    """psycopg prepares a statement the 5th time a connection runs it, but forgets its counts at every ROLLBACK:
+    the app's reads as they are (READS_END_WITH=rollback) send every SELECT unnamed, parsed afresh each time;
+    reads that commit send prepared statements once warm. On the Flask app (gevent) and its asyncio port."""
+    chosen = [target for target in TARGETS if target.name in ("bookstore-gunicorn-gevent", "bookstore-quart-uvicorn")]
+    requests = 40
+    with statements_logged(bookstore):
+        as_is = {target.name: how_reads_arrive(bookstore, target, requests) for target in chosen}
+        try:
+            bookstore.environment["READS_END_WITH"] = "commit"
+            bookstore.compose("up", "--detach", "--no-deps", *(target.service for target in chosen))
+            bookstore.wait_healthy(120)
+            committing = {target.name: how_reads_arrive(bookstore, target, requests) for target in chosen}
+        finally:
+            bookstore.environment.pop("READS_END_WITH")
+            bookstore.compose("up", "--detach", "--no-deps", *(target.service for target in chosen))
+            bookstore.wait_healthy(120)
+    for target in chosen:
+        seen = as_is[target.name]
+        # Two SELECTs a request (the author, then their books), each parsed, planned and run unnamed.
+        assert min(seen["parse", "unnamed", "SELECT"], seen["execute", "unnamed", "SELECT"]) >= 2 * requests, seen
+        assert not [key for key in seen if key[1] == "named"], seen
+        assert seen["statement", "", "ROLLBACK"] >= requests and not seen["statement", "", "COMMIT"], seen
+        seen = committing[target.name]
+        # Each process's one connection runs a statement unnamed 4 times, then prepares it: at most 2 processes.
+        parsed = seen["parse", "unnamed", "SELECT"] + seen["parse", "named", "SELECT"]
+        assert parsed <= 2 * 2 * 5 and seen["execute", "named", "SELECT"] >= 2 * (requests - 10), seen
+        assert seen["statement", "", "COMMIT"] >= requests and not seen["statement", "", "ROLLBACK"], seen
+        print(f"{target.name}: as is {dict(as_is[target.name])}; reads that commit {dict(seen)}")

@@ -99,7 +99,8 @@ def test_pgbench_reports() -> None:
         pgbench.parse((OUTPUTS / "pgbench-aborted.txt").read_text())
     with pytest.raises(ValueError, match="no summary"):
         pgbench.parse("pgbench (17.12)\n")
-    command = pgbench.command({"/scripts/author.sql": 90, "/scripts/write.sql": 10}, 1, 12, "bookstore")
+    command = pgbench.command({"/scripts/author.sql": 90, "/scripts/write.sql": 10}, 1, 12, "bookstore", "extended")
+    assert command[command.index("--protocol") + 1] == "extended"
     assert command[-5:] == ["--file", "/scripts/author.sql@90", "--file", "/scripts/write.sql@10", "bookstore"]
     assert command[command.index("--jobs") + 1] == "1"  # pgbench refuses more threads than clients
 
@@ -230,7 +231,7 @@ def test_scripts_from_a_real_capture_replay_against_the_database(small_volume: N
     environment = {"BOOKSTORE_SCALE": str(SCALE)}
     (target,) = [t for t in bookstore.bookstore_targets(environment) if t.name == "bookstore-gunicorn-gevent"]
     with bookstore.BookstoreScenario(environment, [target.service]) as running:
-        texts = bookstore.scripts(running, target.service, SCALE, "test")
+        texts = bookstore.scripts(running, target.service, SCALE, "test", "rollback")
         assert texts["author.sql"].startswith(f"\\set id random(1, {SCALE})\nBEGIN;\nSELECT ")
         assert texts["author.sql"].count(":id") >= 2 and texts["author.sql"].endswith("ROLLBACK;\n")
         assert texts["slow.sql"].startswith(f"\\set offset {SCALE // 2} + 20 * random(0, 49)\nBEGIN;\n")
@@ -240,7 +241,7 @@ def test_scripts_from_a_real_capture_replay_against_the_database(small_volume: N
         for name, text in texts.items():
             (tmp_path / name).write_text(text)
         for load in bookstore.LOADS:
-            measured = bookstore.measure_database(running, load, 2, 2, tmp_path)
+            measured = bookstore.measure_database(running, load, 2, 2, tmp_path, "extended")
             assert measured.get("pgbench_problem") is None, measured
             assert measured["pgbench_transactions"] > 0 and measured["pgbench_failed"] == 0, measured
             assert measured["pgbench_pg_cpu_ms_per_transaction"] > 0, measured
@@ -255,6 +256,7 @@ def test_scripts_from_a_real_capture_replay_against_the_database(small_volume: N
 def test_a_tiny_bookstore_run_makes_a_valid_set(small_volume: None, tmp_path: Path) -> None:
     """One target, the mixed load for 3 s: verified, measured beside pgbench, every write found, rendered."""
     arguments = ["--scale", str(SCALE), "--targets", "bookstore-gunicorn-gevent", "--loads", "mixed"]
+    arguments += ["--reads-end-with", "commit"]  # and pgbench prepared, as the app's reads then are
     assert bookstore.main([*arguments, "--seconds", "3", "--out", str(tmp_path)]) == 0
     document = json.loads((tmp_path / "results.json").read_text())
     assert document["metadata"]["mode"] == "bookstore"
@@ -262,6 +264,9 @@ def test_a_tiny_bookstore_run_makes_a_valid_set(small_volume: None, tmp_path: Pa
     assert document["metadata"]["database"]["authors"] >= SCALE  # and what other tests' writes left
     (measured,) = document["results"]
     assert measured["ok"], measured
+    assert (measured["reads_end_with"], measured["pgbench_protocol"]) == ("commit", "prepared"), measured
+    assert "--protocol prepared" in measured["pgbench_command"], measured["pgbench_command"]
+    assert all(text.endswith("COMMIT;\n") for text in measured["pgbench_scripts"].values()), measured
     assert measured["rps"] > 5 and measured["pgbench_tps"] > 5, measured
     assert measured["vs_database"] == pytest.approx(measured["rps"] / measured["pgbench_tps"], abs=0.001)
     assert measured["db_clients"] == 16 and 1 <= measured["pg_busy_peak"] <= 16 < measured["clients"], measured

@@ -56,9 +56,7 @@ def test_cpu_units_are_cpu_time_in_the_server(scenario: RunningScenario) -> None
     """?cpu= costs the server's processes CPU time, about units x what a unit takes in its image (wide margins)."""
     # Every app container of the scenario: behind Nginx, the request may go to another copy of the target's app
     # (nginx-deploy.yml), and the others are idle meanwhile.
-    apps = [
-        service for service in scenario.container_ids() if service not in ("slow_api", "nginx", "httpd", "postgres")
-    ]
+    apps = scenario.app_services()
     for target in load_targets(scenario.scenario):
         unit_ms = cpu_ms_per_unit(scenario, target.service)
         pids = [pid for app in apps for pid in server_pids(scenario.main_pid(app))]

@@ -55,6 +55,10 @@ def remove_replaced_images() -> None:
     docker("image", "prune", "--force", "--filter", f"label={PROJECT_LABEL}")
 
 
+# What the apps call (slow_api, Postgres) or sit behind (the proxies): every other service is an app server.
+SUPPORTING_SERVICES = ("slow_api", "nginx", "httpd", "postgres")
+
+
 class RunningScenario:
     """A scenario's containers, as a context manager: up and healthy on entry, removed on exit."""
 
@@ -106,8 +110,16 @@ class RunningScenario:
     def down(self) -> None:
         self.compose("down", "--volumes", "--remove-orphans", "--timeout", "10", check=False)
 
+    def services(self) -> list[str]:
+        return self.compose("config", "--services").stdout.split()
+
+    def app_services(self) -> list[str]:
+        """The app servers' services: every one but what they call or sit behind (SUPPORTING_SERVICES). More than a
+        target's own where copies of its app stand behind one proxy (nginx-deploy.yml)."""
+        return [service for service in self.services() if service not in SUPPORTING_SERVICES]
+
     def container_ids(self) -> dict[str, str]:
-        services = self.compose("config", "--services").stdout.split()
+        services = self.services()
         ids = {}
         for service in services:
             container = self.compose("ps", "--quiet", service).stdout.strip()

@@ -19,17 +19,7 @@ import time
 from pathlib import Path
 
 from bench.containers.compose import RunningScenario
-from bench.containers.sampler import command_name
-
-
-def children(pid: int) -> list[int]:
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, IndexError):
-            # The command name, in parentheses, may hold spaces: the parent PID is the 2nd field after it.
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(stat.parent.name))
-    return sorted(found)
+from bench.containers.sampler import children, os_threads, server_pids
 
 
 def started_ticks(pid: int) -> int:
@@ -52,10 +42,7 @@ def command_line(pid: int) -> str:
 
 def server_main_pid(running: RunningScenario, service: str) -> int:
     """The server's main process: the container's first process, or its child when that is docker-init."""
-    main = running.main_pid(service)
-    if command_name(main) in ("docker-init", "tini"):
-        (main,) = children(main)
-    return main
+    return server_pids(running.main_pid(service))[0]
 
 
 # uWSGI's processes all have the same command line; its log says which PID is the HTTP router, not a worker.
@@ -72,12 +59,6 @@ def worker_pids(running: RunningScenario, service: str) -> list[int]:
         pid for pid in children(main) if "resource_tracker" not in command_line(pid) and pid_inside(pid) not in routers
     ]
     return sorted(workers, key=started_ticks)
-
-
-def os_threads(pid: int) -> int:
-    with contextlib.suppress(OSError):
-        return len(list(Path(f"/proc/{pid}/task").iterdir()))
-    return 0
 
 
 def container(running: RunningScenario, service: str) -> str:
@@ -98,7 +79,7 @@ def kill_worker(running: RunningScenario, service: str) -> dict:
     if not workers:
         return {"problem": f"{service} has no worker process apart from its main process"}
     victim = workers[0]
-    threads = os_threads(victim)
+    threads = os_threads([victim])
     at = time.monotonic()
     os.kill(victim, signals.SIGKILL)
     return {

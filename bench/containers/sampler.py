@@ -37,15 +37,25 @@ class Usage:
     machine_busy: float = 0.0  # share of all the machine's CPU time spent busy during the load, 0 to 1
 
 
-def server_pids(main_pid: int) -> list[int]:
-    """Host PIDs of a server: the container's main process and its descendants, less the init process that
-    `init: true` puts in front. Healthcheck probes are not descendants, so they are not counted."""
+def children_by_parent() -> dict[int, list[int]]:
+    """Every process on this machine under its parent's PID, from /proc."""
     children: dict[int, list[int]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, IndexError):
             # The command name, in parentheses, may hold spaces: the parent PID is the 2nd field after it.
             fields = stat.read_text().rsplit(")", 1)[1].split()
             children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    return children
+
+
+def children(pid: int) -> list[int]:
+    return sorted(children_by_parent().get(pid, []))
+
+
+def server_pids(main_pid: int) -> list[int]:
+    """Host PIDs of a server: the container's main process and its descendants, less the init process that
+    `init: true` puts in front. Healthcheck probes are not descendants, so they are not counted."""
+    children = children_by_parent()
     tree, frontier = [main_pid], [main_pid]
     while frontier:
         frontier = [child for pid in frontier for child in children.get(pid, [])]

@@ -120,8 +120,8 @@ def template(captures: list[tuple[int, dict]], variable: str) -> list[str]:
 
 def in_transaction(capture: dict, lines: list[str], end: str) -> list[str]:
     """The statements as the database gets them: psycopg sends BEGIN before a session's first statement, and the
-    session ends with COMMIT (a write) or ROLLBACK (the pool resets a connection given back), below SQLAlchemy's
-    events, so that a capture lists neither and says "transaction": true instead."""
+    session ends with COMMIT (a write, or a read that commits) or ROLLBACK (a read's session closed without one),
+    below SQLAlchemy's events, so that a capture lists neither and says "transaction": true instead."""
     return ["BEGIN;", *lines, f"{end};"] if capture.get("transaction") else lines
 
 
@@ -166,13 +166,19 @@ def parse(text: str) -> PgbenchResult:
     )
 
 
-def command(scripts: dict[str, int], clients: int, seconds: int, database: str) -> list[str]:
-    """pgbench's arguments: each script (a path) with its weight. Prepared statements: psycopg 3 prepares a
-    statement once a connection has run it 5 times (its prepare_threshold), so a warm app sends what a
-    prepared pgbench sends. Two threads, one per core, or one for one client."""
+# What psycopg 3 sends, as pgbench's --protocol, by how the app's reads end (bookstore/db.py, READS_END_WITH).
+# psycopg prepares a statement once a connection has run it 5 times (its prepare_threshold), but every ROLLBACK
+# makes it forget its counts: reads that end in one send unnamed statements of the extended protocol, parsed and
+# planned every time. Reads that commit keep their counts, and a warm app sends prepared statements.
+PROTOCOL = {"rollback": "extended", "commit": "prepared"}
+
+
+def command(scripts: dict[str, int], clients: int, seconds: int, database: str, protocol: str) -> list[str]:
+    """pgbench's arguments: each script (a path) with its weight, sent the way the app sends them (PROTOCOL).
+    Two threads, one per core, or one for one client."""
     weighted = [part for path, weight in scripts.items() for part in ("--file", f"{path}@{weight}")]
     return [
-        "pgbench", "--no-vacuum", "--protocol", "prepared", "--client", str(clients),
+        "pgbench", "--no-vacuum", "--protocol", protocol, "--client", str(clients),
         "--jobs", str(min(2, clients)), "--time", str(seconds), *weighted, database,
     ]  # fmt: skip
 

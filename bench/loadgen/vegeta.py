@@ -2,7 +2,7 @@
 
 Why vegeta: ab, hey and wrk are closed loops: a client sends its next request only when the last one is answered,
 so a server that slows down is sent less, and the requests it would have delayed are never sent nor timed
-(coordinated omission: hey's -q too, FACTS.md). vegeta sends on a schedule whatever the server does; it is
+(coordinated omission; hey's -q rate limit too). vegeta sends on a schedule whatever the server does; it is
 one Go binary built from source in about 30 s (.ci/vegeta), where oha, the other open-loop tool with a
 correction, takes about 4 min to build.
 

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 import requests
 
 from bench.containers import roles
-from bench.containers.compose import RunningScenario, ScenarioError, remove_replaced_images
+from bench.containers.compose import SUPPORTING_SERVICES, RunningScenario, ScenarioError, remove_replaced_images
 from bench.containers.sampler import EngineSampler, Sampler, alive, docker_proxy_pids, os_threads, server_pids
 from bench.containers.scenarios import REFERENCE, ROOT, Target
 from bench.loadgen.ceiling import cpu_bound_rps, efficiency, naive_ceiling_rps
@@ -299,7 +299,7 @@ def measure(record: BenchRecord, running: RunningScenario) -> Measurement:
     # Everything else on a request's path on the same machine, whose CPU time is spent on the same cores.
     others = {
         service: [running.main_pid(service)]
-        for service in ("slow_api", "nginx", "httpd", "postgres")
+        for service in SUPPORTING_SERVICES
         if service in near and service != target.service
     }
     # A client on this machine loads the published port: docker-proxy, on the engine's machine, is on the path.

@@ -168,15 +168,16 @@ def only(running: RunningScenario, target: Target, services: list[str], timeout:
         time.sleep(0.5)
 
 
-def scripts(running: RunningScenario, service: str, scale: int, token: str) -> dict[str, str]:
+def scripts(running: RunningScenario, service: str, scale: int, token: str, reads_end_with: str) -> dict[str, str]:
     """The pgbench scripts of this target: the fast read, the list (one template, a variable per offset) and
-    the write. Captured at two values of each input, which must give the same SQL."""
+    the write. Captured at two values of each input, which must give the same SQL; the reads end as the app's do."""
+    end = reads_end_with.upper()
     ids = (max(1, scale // 3), max(2, scale // 2 + 7))  # far from the page size and from each other
     captured = [(i, capture(running, service, "GET", f"/author/{i}")) for i in ids]
-    reads = pgbench.in_transaction(captured[0][1], pgbench.template(captured, "id"), "ROLLBACK")
+    reads = pgbench.in_transaction(captured[0][1], pgbench.template(captured, "id"), end)
     offsets = (PAGE * 3, PAGE * 7)
     captured = [(o, capture(running, service, "GET", f"/author?limit={PAGE}&offset={o}")) for o in offsets]
-    pages = pgbench.in_transaction(captured[0][1], pgbench.template(captured, "offset"), "ROLLBACK")
+    pages = pgbench.in_transaction(captured[0][1], pgbench.template(captured, "offset"), end)
     body = json.dumps(POST_BODY).replace("@@MARKER@@", f"{MARKER_PREFIX}{token}-pgbench")
     written = capture(running, service, "POST", "/author", body)
     write = pgbench.in_transaction(written, pgbench.fixed(written), "COMMIT")
@@ -304,11 +305,11 @@ def _per(after: float | None, before: float | None, count: int) -> float | None:
 
 
 def measure_database(
-    running: RunningScenario, load: BookstoreLoad, clients: int, seconds: int, script_dir: Path
+    running: RunningScenario, load: BookstoreLoad, clients: int, seconds: int, script_dir: Path, protocol: str
 ) -> dict:
     postgres = running.container_ids()["postgres"]
     inside = pgbench.command(
-        {f"/scripts/{name}": weight for name, weight in weights(load).items()}, clients, seconds, DATABASE
+        {f"/scripts/{name}": weight for name, weight in weights(load).items()}, clients, seconds, DATABASE, protocol
     )
     password = running.environment.get("POSTGRES_PASSWORD") or "playground"
     command = pgbench.container_command(inside, running.network(), script_dir, password, POSTGRES_IMAGE)
@@ -341,9 +342,11 @@ def count_and_remove_writes(running: RunningScenario, token: str) -> int:
     return found
 
 
-def describe(target: Target, load: BookstoreLoad, scale: int, seconds: int) -> dict:
+def describe(target: Target, load: BookstoreLoad, scale: int, seconds: int, reads_end_with: str) -> dict:
     return {
         **target.describe(),
+        "reads_end_with": reads_end_with,
+        "pgbench_protocol": pgbench.PROTOCOL[reads_end_with],
         "db_pool": target.db_pool,
         "load": load.name,
         "request": load.request,
@@ -364,6 +367,7 @@ def run_target(
     seconds: int,
     progress: Progress,
     services: list[str],
+    reads_end_with: str,
 ) -> Iterator[dict]:
     """This target alone, its SQL captured, then each load: verified, warmed, measured, and the database alone."""
     label = f"{SCENARIO} / {target.name}"
@@ -371,11 +375,11 @@ def run_target(
     token = secrets.token_hex(4)
     try:
         only(running, target, services)
-        texts = scripts(running, target.service, scale, token)
+        texts = scripts(running, target.service, scale, token, reads_end_with)
     except (ScenarioError, pgbench.TemplateError) as error:
         for load in loads:
             problem = f"not measured: {str(error).splitlines()[0][:300]}"
-            yield describe(target, load, scale, seconds) | {"verified": False, "problem": problem}
+            yield describe(target, load, scale, seconds, reads_end_with) | {"verified": False, "problem": problem}
         return
     with tempfile.TemporaryDirectory(prefix="bookstore-pgbench-") as directory:
         script_dir = Path(directory)
@@ -383,7 +387,8 @@ def run_target(
         for name, text in texts.items():
             (script_dir / name).write_text(text)
         for number, load in enumerate(loads):
-            record = describe(target, load, scale, seconds) | {"pgbench_scripts": {n: texts[n] for n in weights(load)}}
+            record = describe(target, load, scale, seconds, reads_end_with)
+            record["pgbench_scripts"] = {n: texts[n] for n in weights(load)}
             problem = verify(target, load, scale)
             duration = round(seconds * load.duration_factor)
             record |= {"verified": problem is None, "problem": problem, "seconds": duration}
@@ -401,7 +406,8 @@ def run_target(
                 record |= measure_app(running, target, load, scale, duration, load_token)
                 record["pg_busy_s_after_wrk"] = settle(postgres_pid)
                 progress.show(label, f"{load.name}: pgbench -c {record['db_clients']} {duration} s")
-                record |= measure_database(running, load, record["db_clients"], duration, script_dir)
+                protocol = pgbench.PROTOCOL[reads_end_with]
+                record |= measure_database(running, load, record["db_clients"], duration, script_dir, protocol)
                 record["cpu_probe_s_after"] = host_cpu_probe()
                 if load.writes_per_thousand:
                     found = count_and_remove_writes(running, f"{token}-{load.name}")
@@ -436,10 +442,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--targets", nargs="*", metavar="TARGET", help="default: every target of bookstore.yml")
     parser.add_argument("--loads", nargs="*", default=list(BY_NAME), choices=BY_NAME, metavar="LOAD")
     parser.add_argument("--seconds", type=int, default=SECONDS, help="of wrk, and of pgbench, per measurement")
+    parser.add_argument(
+        "--reads-end-with", choices=pgbench.PROTOCOL, default=os.environ.get("READS_END_WITH") or "rollback",
+        help="how the app's reads end, and so whether its statements stay prepared (docs/bookstore.md)",
+    )  # fmt: skip
     parser.add_argument("--out", type=Path)
     arguments = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(arguments)
-    environment = {"BOOKSTORE_SCALE": str(args.scale)}
+    environment = {"BOOKSTORE_SCALE": str(args.scale), "READS_END_WITH": args.reads_end_with}
     every = bookstore_targets(environment)
     unknown = set(args.targets or []) - {target.name for target in every}
     if unknown:
@@ -452,6 +462,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("make bookstore needs Docker")
     about = results.metadata
     about |= {"scale": args.scale, "seconds": args.seconds, "loads": [load.__dict__ for load in loads]}
+    about["reads_end_with"] = args.reads_end_with
     progress = Progress(len(targets) * len(loads))
 
     def keep(record: dict) -> None:
@@ -469,13 +480,17 @@ def main(argv: list[str] | None = None) -> int:
             about["database"] = database_facts(running)
             services = [target.service for target in every]  # up may start one the measured one depends on
             for target in targets:
-                for record in run_target(running, target, loads, args.scale, args.seconds, progress, services):
+                measured = run_target(
+                    running, target, loads, args.scale, args.seconds, progress, services, args.reads_end_with
+                )
+                for record in measured:
                     keep(record)
     except ScenarioError as error:
         for target in targets:
             for load in loads:
                 problem = f"did not start: {error.in_one_line()}"
-                keep(describe(target, load, args.scale, args.seconds) | {"verified": False, "problem": problem})
+                described = describe(target, load, args.scale, args.seconds, args.reads_end_with)
+                keep(described | {"verified": False, "problem": problem})
     failures = sorted({f"{r['target']}/{r['load']}" for r in results.document.results if not r["ok"]})
     return results.finish_and_say(failures, "results.json, results.md, charts, index.html")
 

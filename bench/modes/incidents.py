@@ -52,12 +52,6 @@ class Event:
     load_seconds: float | None = None  # when the event needs longer than the default load
 
 
-def app_services(running: RunningScenario, target: Target) -> list[str]:
-    """The target's app containers: its service, and its twins behind the same proxy (nginx-deploy.yml)."""
-    services = running.compose("config", "--services").stdout.split()
-    return [service for service in services if service not in ("slow_api", "nginx", "httpd", "postgres")]
-
-
 GUNICORN_LIKE = ("gunicorn", "nginx+gunicorn")
 EVENTS = {
     event.name: event
@@ -78,7 +72,7 @@ EVENTS = {
               (*GUNICORN_LIKE, "uwsgi", "granian", "uvicorn"),
               lambda running, target: events.recreate(running, target.service)),
         Event("deploy", "both app containers replaced one after the other behind Nginx", ("nginx+gunicorn",),
-              lambda running, target: events.deploy(running, app_services(running, target)), load_seconds=20.0),
+              lambda running, target: events.deploy(running, running.app_services()), load_seconds=20.0),
         Event("max-requests", f"workers recycled every {MAX_REQUESTS} requests", (*GUNICORN_LIKE, "uwsgi", "uvicorn"),
               environment={"MAX_REQUESTS": str(MAX_REQUESTS)}),
         Event("max-requests-jitter", f"workers recycled every {MAX_REQUESTS} + up to {MAX_REQUESTS_JITTER} requests",

@@ -10,6 +10,7 @@ from pathlib import Path
 import matplotlib
 import matplotlib.pyplot as plt
 
+from bench.loadgen.pgbench import PROTOCOL
 from bench.render import html_page, shared
 from bench.render.document import Document
 
@@ -172,6 +173,18 @@ def _database_line(metadata: dict) -> str:
     return (
         f"Data: SCALE {metadata['scale']}: {facts['authors']} authors, {facts['books']} books, database"
         f" {facts['size']}. {metadata['seconds']} s of wrk and {metadata['seconds']} s of pgbench per measurement."
+        + reads_line(metadata)
+    )
+
+
+def reads_line(metadata: dict) -> str:
+    """How the app's reads ended, and so how pgbench sent the same SQL (sets made before the setting: rollback)."""
+    ending = metadata.get("reads_end_with")
+    if ending is None:
+        return ""
+    return (
+        f" The app's reads end with a {ending.upper()} (READS_END_WITH={ending}), so pgbench sent the SQL with"
+        f" --protocol {PROTOCOL[ending]}, as the app does."
     )
 
 
