@@ -69,7 +69,7 @@ slowclients: $(PYTHON) ## half-sent heads, trickled bodies, idle keep-alive: how
 labs: $(PYTHON) ## the failure labs: how gevent fails, each lab broken and fixed side by side (docs/labs.md) (LABS="late-patch ..." OUT=)
 	$(PYTHON) -m bench.modes.labs $(if $(LABS),--labs $(LABS)) $(if $(OUT),--out $(OUT))
 
-bookstore: $(PYTHON) ## the bookstore app served each way, each load beside pgbench running the same SQL: the database's own limit (SCALE=1000000 TARGETS= LOADS="author moderate slow mixed" SECONDS=12 READS_END_WITH=rollback OUT=)
+bookstore: $(PYTHON) ## the bookstore app served each way, each load beside pgbench running the same SQL: the database's own limit (SCALE=1000000 TARGETS= LOADS="author moderate slow mixed" SECONDS=12 READS_END_WITH=rollback OUT=; READS_END_WITH="rollback commit" measures both)
 	$(PYTHON) -m bench.modes.bookstore --scale $(or $(SCALE),1000000) $(if $(TARGETS),--targets $(TARGETS)) \
 	  $(if $(LOADS),--loads $(LOADS)) $(if $(SECONDS),--seconds $(SECONDS)) \
 	  $(if $(READS_END_WITH),--reads-end-with $(READS_END_WITH)) $(if $(OUT),--out $(OUT))

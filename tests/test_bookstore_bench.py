@@ -275,5 +275,6 @@ def test_a_tiny_bookstore_run_makes_a_valid_set(small_volume: None, tmp_path: Pa
     assert measured["writes_unacknowledged"] <= measured["clients"], measured
     assert measured["app_cpu_ms_per_request"] > 0 and measured["pg_cpu_ms_per_request"] > 0, measured
     assert measured["cpu_probe_s_before"] > 0 and measured["cpu_probe_s_after"] > 0
-    assert "| mixed | bookstore-gunicorn-gevent |" in (tmp_path / "results.md").read_text()
+    assert measured["target"] == "bookstore-gunicorn-gevent READS_END_WITH=commit"  # named after what ran
+    assert "| mixed | bookstore-gunicorn-gevent READS_END_WITH=commit |" in (tmp_path / "results.md").read_text()
     assert (tmp_path / "index.html").stat().st_size > 10_000

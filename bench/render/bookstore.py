@@ -179,13 +179,11 @@ def _database_line(metadata: dict) -> str:
 
 def reads_line(metadata: dict) -> str:
     """How the app's reads ended, and so how pgbench sent the same SQL (sets made before the setting: rollback)."""
-    ending = metadata.get("reads_end_with")
-    if ending is None:
+    endings = metadata.get("reads_end_with") or []
+    said = [f"with a {ending.upper()} (pgbench --protocol {PROTOCOL[ending]})" for ending in endings]
+    if not said:
         return ""
-    return (
-        f" The app's reads end with a {ending.upper()} (READS_END_WITH={ending}), so pgbench sent the SQL with"
-        f" --protocol {PROTOCOL[ending]}, as the app does."
-    )
+    return f" The app's reads ended {' or, where a target is named READS_END_WITH=commit, '.join(said)}."
 
 
 def _requests(record: dict) -> int:
