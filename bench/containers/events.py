@@ -106,11 +106,20 @@ def recreate(running: RunningScenario, service: str, wait: bool = False) -> dict
     return {"did": f"docker compose {' '.join(command)}"}
 
 
+# Nginx sends nothing to a copy for its fail_timeout (2 s, flask_app/nginx-deploy.conf) after a request to it failed,
+# as requests to the copy being replaced do. Replacing the next copy sooner leaves Nginx no live copy: 502s.
+PROXY_FAIL_TIMEOUT = 2.0
+
+
 def deploy(running: RunningScenario, services: list[str]) -> dict:
-    """A rolling deploy: each copy replaced in turn, the next only once the last one is healthy again."""
-    for service in services:
+    """A rolling deploy: each copy replaced in turn, the next only once the last one is healthy again and the
+    proxy has taken it back (its fail_timeout over)."""
+    for number, service in enumerate(services):
+        if number:
+            time.sleep(PROXY_FAIL_TIMEOUT + 1)
         recreate(running, service, wait=True)
-    return {"did": "; then ".join(f"{service} recreated, waited until healthy" for service in services)}
+    waited = f"; then {PROXY_FAIL_TIMEOUT + 1:g} s for the proxy to take it back; then "
+    return {"did": waited.join(f"{service} recreated, waited until healthy" for service in services)}
 
 
 def reload_nginx(running: RunningScenario, service: str = "nginx") -> dict:
