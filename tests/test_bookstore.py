@@ -542,7 +542,7 @@ def how_reads_arrive(bookstore: Bookstore, target: Target, requests: int) -> Cou
     window = log[log.index(f"{marker}-begin") : log.index(f"{marker}-end")]
     found: Counter[tuple[str, str, str]] = Counter()
     for phase, name, word in APP_STATEMENT.findall(window):
-        found[phase or "statement", "" if not phase else "unnamed" if name == "<unnamed>:" else "named", word] += 1
+        found[phase or "statement", "" if not phase else "unnamed" if name == "<unnamed>" else "named", word] += 1
     return found
 
 
@@ -570,8 +570,11 @@ def test_reads_that_roll_back_are_never_prepared_and_reads_that_commit_are(books
         assert not [key for key in seen if key[1] == "named"], seen
         assert seen["statement", "", "ROLLBACK"] >= requests and not seen["statement", "", "COMMIT"], seen
         seen = committing[target.name]
-        # Each process's one connection runs a statement unnamed 4 times, then prepares it: at most 2 processes.
+        # A connection runs a statement unnamed 4 times, then prepares it (one "parse" with a name) and from then on
+        # only binds and executes it: at least half the SELECTs run prepared, at most half are parsed.
         parsed = seen["parse", "unnamed", "SELECT"] + seen["parse", "named", "SELECT"]
-        assert parsed <= 2 * 2 * 5 and seen["execute", "named", "SELECT"] >= 2 * (requests - 10), seen
-        assert seen["statement", "", "COMMIT"] >= requests and not seen["statement", "", "ROLLBACK"], seen
+        executed = seen["execute", "unnamed", "SELECT"] + seen["execute", "named", "SELECT"]
+        assert seen["execute", "named", "SELECT"] >= requests and 2 * parsed <= executed, seen
+        # The reads commit; a ROLLBACK comes only from SQLAlchemy's checks on a new process's first connection.
+        assert seen["statement", "", "COMMIT"] >= requests and seen["statement", "", "ROLLBACK"] <= 2, seen
         print(f"{target.name}: as is {dict(as_is[target.name])}; reads that commit {dict(seen)}")

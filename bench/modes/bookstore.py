@@ -129,10 +129,10 @@ class BookstoreScenario(RunningScenario):
         self.scenario, self.file, self.build, self.ready_timeout = SCENARIO, COMPOSE_FILE, True, 1800.0
         self.environment = {**os.environ, **environment}
         self._seen = {}  # RunningScenario.sees_processes asks once per service
-        self.services = services  # and Postgres, which they depend on: only what is measured is built and started
+        self.started = services  # and Postgres, which they depend on: only what is measured is built and started
 
     def up(self) -> None:
-        self.compose("up", "--detach", "--build", *self.services)
+        self.compose("up", "--detach", "--build", *self.started)
         self.wait_healthy()
 
     def down(self) -> None:
