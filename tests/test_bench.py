@@ -154,36 +154,28 @@ def test_unsteady_measurements_are_measured_again_with_a_reference_of_their_own(
 
 
 @pytest.mark.docker
-def test_a_variant_runs_beside_the_file_s_settings(tmp_path: Path) -> None:
-    """--variant: the scenario once as its file says and once with the settings, in one run, each record named
-    after what it ran, and the server started with what the record says."""
+def test_a_variant_runs_beside_the_file_s_settings_on_python_3_13(tmp_path: Path) -> None:
+    """--variant "WORKER_CONNECTIONS=1000 PYTHON_VERSION=3.13": the scenario once as its file says and once with
+    the settings, in one run, each record named after what ran and the server started with what the record says;
+    the app image built again on python:3.13-slim under a tag of its own, beside the 3.14 one (not over it), and
+    the result set says which interpreter ran."""
     arguments = ["--scenarios", "sync-gunicorn", "-n", "20", "-c", "10", "--delay", "0.3", "--no-reference"]
-    assert bench_mode.main([*arguments, "--variant", "WORKER_CONNECTIONS=1000", "--out", str(tmp_path)]) == 0
-    plain, variant = json.loads((tmp_path / "results.json").read_text())["results"]
-    assert (plain["target"], variant["target"]) == ("gunicorn-sync", "gunicorn-sync WORKER_CONNECTIONS=1000")
-    assert "settings" not in plain and variant["settings"] == {"WORKER_CONNECTIONS": "1000"}
+    variant_settings = "WORKER_CONNECTIONS=1000 PYTHON_VERSION=3.13"
+    assert bench_mode.main([*arguments, "--variant", variant_settings, "--out", str(tmp_path)]) == 0
+    document = json.loads((tmp_path / "results.json").read_text())
+    plain, variant = document["results"]
+    assert (plain["target"], variant["target"]) == ("gunicorn-sync", f"gunicorn-sync {variant_settings}")
+    assert "settings" not in plain and variant["settings"] == {"WORKER_CONNECTIONS": "1000", "PYTHON_VERSION": "3.13"}
     connections = [record["server_command"][record["server_command"].index("--worker-connections") + 1]
                    for record in (plain, variant)]  # fmt: skip
     assert connections == ["50", "1000"], connections
     assert plain["ok"] and variant["ok"], (plain, variant)
-    assert "gunicorn-sync WORKER_CONNECTIONS=1000" in (tmp_path / "results.md").read_text()
-
-
-@pytest.mark.docker
-def test_a_python_variant_builds_and_runs_the_scenario_on_3_13(tmp_path: Path) -> None:
-    """VARIANT="PYTHON_VERSION=3.13": the app image built again on python:3.13-slim under a tag of its own, beside
-    the 3.14 one (not over it), the scenario verified and loaded on each, and the result set says which ran."""
-    arguments = ["--scenarios", "sync-gunicorn", "-n", "20", "-c", "10", "--delay", "0.3", "--no-reference"]
-    assert bench_mode.main([*arguments, "--variant", "PYTHON_VERSION=3.13", "--out", str(tmp_path)]) == 0
-    document = json.loads((tmp_path / "results.json").read_text())
-    plain, variant = document["results"]
-    assert (plain["target"], variant["target"]) == ("gunicorn-sync", "gunicorn-sync PYTHON_VERSION=3.13")
-    assert variant["settings"] == {"PYTHON_VERSION": "3.13"} and plain["ok"] and variant["ok"], (plain, variant)
     interpreters = {image: names[0] for image, names in document["metadata"]["packages"].items()}
     assert interpreters["flask-playground/gunicorn:py3.14"].startswith("CPython==3.14."), interpreters
     assert interpreters["flask-playground/gunicorn:py3.13"].startswith("CPython==3.13."), interpreters
     assert interpreters["flask-playground/slow_api:py3.14"].startswith("CPython==3.14."), interpreters  # the same
-    assert "CPython==3.13." in (tmp_path / "results.md").read_text()
+    report = (tmp_path / "results.md").read_text()
+    assert f"gunicorn-sync {variant_settings}" in report and "CPython==3.13." in report
 
 
 @pytest.mark.docker

@@ -1,4 +1,5 @@
-"""Faults under load, against the real containers: a dependency dies and comes back, a scenario is stopped.
+"""Faults under load, against the real containers: a dependency dies and comes back (a scenario's graceful stop is
+the last of its end-to-end tests, in test_scenarios.py).
 
 Every request of the load is kept and checked: it must get an answer, within the app's own timeouts, and
 each failure must be a clear 502, 503 or 504, never a hang, a reset or a traceback.
@@ -11,14 +12,13 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from bench.containers.compose import RunningScenario
 from bench.containers.sampler import pg_client_sessions, server_pids
 from bench.containers.scenarios import REGISTRY, SCENARIOS, Target, load_targets
-from tests.conftest import BackgroundLoad, Outcome, fetch
+from tests.conftest import BackgroundLoad, Outcome
 from tests.test_postgres_pool import pool_maxima
 
 pytestmark = pytest.mark.docker
@@ -133,38 +133,3 @@ def test_postgres_restarts_under_load_and_no_session_leaks(scenario_name: str) -
         kept = kept if os.environ.get("POSTGRES_CONNECTIONS", "pool") == "pool" else 0
         wait_for(lambda: pg_client_sessions(postgres) <= kept, 10, f"at most {kept} Postgres sessions")
         print(f"{scenario_name}: {pg_client_sessions(postgres)} Postgres sessions afterwards (at most {kept})")
-
-
-# Flask's development server has no graceful stop: SIGTERM ends it at once (see README). A stop lets the
-# requests a server has accepted finish, and resets the connections still waiting in its listen backlog:
-# a bonus app whose Postgres half blocks (psycopg2 unpatched, psycopg 3 imported before the patch) blocks its
-# worker in libpq for each request and leaves most of them waiting there. The targets of one scenario are loaded
-# together and stopped by one `docker compose stop`, each with requests of its own in flight.
-GRACEFUL_TARGETS = {
-    scenario: targets
-    for scenario in SCENARIOS
-    if (targets := [t for t in load_targets(scenario) if not t.development_server and t.postgres != "blocking"])
-}
-
-
-@pytest.mark.parametrize("scenario_name", GRACEFUL_TARGETS)
-def test_stop_lets_requests_in_flight_finish(scenario_name: str) -> None:
-    delay, clients = 2.0, 10
-    targets = GRACEFUL_TARGETS[scenario_name]
-    with RunningScenario(scenario_name) as running, ThreadPoolExecutor(clients * len(targets)) as pool:
-        answers = {
-            target: [pool.submit(fetch, f"{target.url}?delay={delay:g}") for _ in range(clients)] for target in targets
-        }
-        # Part of the experiment, not a readiness wait: the requests must be accepted and well short of done.
-        time.sleep(delay / 4)
-        stopping = time.monotonic()
-        running.compose("stop")
-        stopped_in = time.monotonic() - stopping
-        for target, sent in answers.items():
-            for answer in sent:
-                result = answer.result()
-                assert (result.status, result.body) == (200, target.expected_body(delay)), (target.name, result)
-            print(f"{target.name}: {clients} requests of {delay:g} s in flight, all answered")
-        # It waited for them: a stop that cut them would have been over at once.
-        assert stopped_in >= delay / 2, stopped_in
-        print(f"{scenario_name}: stop took {stopped_in:.1f} s")

@@ -118,10 +118,10 @@ def warm_up(target: Target, running: RunningScenario, client: Client, clients: i
     run_loadgen(target, running, client, warm * 2, warm, 0)
 
 
-def cpu_ms_per_unit(running: RunningScenario, service: str) -> float:
+def cpu_ms_per_unit(running: RunningScenario, service: str, units: int = 200) -> float:
     """What one `?cpu=` unit costs in this service's image on this machine now (flask_app/cpu_work.py), idle."""
     container = running.container_ids()[service]
-    return float(running.docker(service, "exec", container, "python", "cpu_work.py").strip())
+    return float(running.docker(service, "exec", container, "python", "cpu_work.py", str(units)).strip())
 
 
 def app_settings(running: RunningScenario, service: str) -> dict[str, str]:
