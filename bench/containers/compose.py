@@ -59,8 +59,14 @@ def remove_replaced_images() -> None:
 SUPPORTING_SERVICES = ("slow_api", "nginx", "httpd", "postgres")
 
 
+# Compose commands that change no container: the containers' ids known before them still hold.
+READ_ONLY = ("ps", "config", "logs", "exec", "port", "images", "top")
+
+
 class RunningScenario:
     """A scenario's containers, as a context manager: up and healthy on entry, removed on exit."""
+
+    _ids: dict[str, str] | None = None  # container_ids(), until a Compose command may have changed them
 
     def __init__(
         self,
@@ -81,6 +87,8 @@ class RunningScenario:
     def compose(self, *args: str, check: bool = True, timeout: float | None = 900) -> subprocess.CompletedProcess[str]:
         # The scenario's name is the project name, so scenarios never share containers or networks.
         command = [*compose_command(), "--project-name", self.scenario, "--file", str(self.file), *args]
+        if not args or args[0] not in READ_ONLY:
+            self._ids = None  # it may start, replace or remove containers
         result = subprocess.run(
             command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=self.environment
         )
@@ -119,13 +127,16 @@ class RunningScenario:
         return [service for service in self.services() if service not in SUPPORTING_SERVICES]
 
     def container_ids(self) -> dict[str, str]:
-        services = self.services()
-        ids = {}
-        for service in services:
-            container = self.compose("ps", "--quiet", service).stdout.strip()
-            if container:
-                ids[service] = container
-        return ids
+        """Each running service's container, asked of Compose once after each command that may change them
+        (a Compose call per service: a harness or a test asks for them around every request it measures)."""
+        if self._ids is None:
+            ids = {}
+            for service in self.services():
+                container = self.compose("ps", "--quiet", service).stdout.strip()
+                if container:
+                    ids[service] = container
+            self._ids = ids
+        return dict(self._ids)
 
     def health(self) -> dict[str, str]:
         """Each service's state: a health status where it has a healthcheck, else its run state."""
@@ -185,6 +196,8 @@ class RunningScenario:
     # What bench/containers/roles.py's RolesScenario answers per engine: here every service is on the one engine, the
     # one the environment names (this machine's unless DOCKER_HOST or a context says otherwise).
     def docker(self, service: str, *args: str) -> str:
+        if not args or args[0] not in READ_ONLY + ("inspect",):
+            self._ids = None  # docker kill, stop or rm: a container may have gone
         return docker(*args)
 
     def docker_cli(self, service: str) -> list[str]:
