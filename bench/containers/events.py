@@ -68,9 +68,10 @@ def container(running: RunningScenario, service: str) -> str:
 def send_signal(running: RunningScenario, service: str, signal: str) -> dict:
     """`docker kill --signal`: to docker-init, which forwards it to the server's main process."""
     main, target = server_main_pid(running, service), container(running, service)
+    inside = pid_inside(main)  # before the signal: a process it ends is gone from /proc
     at = time.monotonic()
     running.docker(service, "kill", "--signal", signal, target)
-    return {"did": f"SIG{signal} to {service}'s main process (pid {pid_inside(main)} in the container)", "at": at}
+    return {"did": f"SIG{signal} to {service}'s main process (pid {inside} in the container)", "at": at}
 
 
 def kill_worker(running: RunningScenario, service: str) -> dict:
@@ -79,12 +80,12 @@ def kill_worker(running: RunningScenario, service: str) -> dict:
     if not workers:
         return {"problem": f"{service} has no worker process apart from its main process"}
     victim = workers[0]
-    threads = os_threads([victim])
+    threads, inside = os_threads([victim]), pid_inside(victim)  # before the kill: then it is gone from /proc
     at = time.monotonic()
     os.kill(victim, signals.SIGKILL)
     return {
         "at": at,
-        "did": f"SIGKILL to {service}'s oldest worker, pid {pid_inside(victim)} in the container, of {len(workers)}",
+        "did": f"SIGKILL to {service}'s oldest worker, pid {inside} in the container, of {len(workers)}",
         "workers": len(workers),
         "victim_threads": threads,
     }
