@@ -59,8 +59,8 @@ def remove_replaced_images() -> None:
 SUPPORTING_SERVICES = ("slow_api", "nginx", "httpd", "postgres")
 
 
-# Compose commands that change no container: the containers' ids known before them still hold.
-READ_ONLY = ("ps", "config", "logs", "exec", "port", "images", "top")
+# Compose and docker commands that change no container: the containers' ids known before them still hold.
+READ_ONLY = ("ps", "config", "logs", "exec", "port", "images", "top", "inspect")
 
 
 class RunningScenario:
@@ -196,7 +196,7 @@ class RunningScenario:
     # What bench/containers/roles.py's RolesScenario answers per engine: here every service is on the one engine, the
     # one the environment names (this machine's unless DOCKER_HOST or a context says otherwise).
     def docker(self, service: str, *args: str) -> str:
-        if not args or args[0] not in READ_ONLY + ("inspect",):
+        if not args or args[0] not in READ_ONLY:
             self._ids = None  # docker kill, stop or rm: a container may have gone
         return docker(*args)
 
