@@ -87,7 +87,8 @@ class RunningScenario:
     def compose(self, *args: str, check: bool = True, timeout: float | None = 900) -> subprocess.CompletedProcess[str]:
         # The scenario's name is the project name, so scenarios never share containers or networks.
         command = [*compose_command(), "--project-name", self.scenario, "--file", str(self.file), *args]
-        self.forget_ids_unless_read_only(args)
+        if not args or args[0] not in READ_ONLY:
+            self._ids = None  # it may start, replace or remove containers
         result = subprocess.run(
             command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=self.environment
         )
@@ -125,26 +126,17 @@ class RunningScenario:
         target's own where copies of its app stand behind one proxy (nginx-deploy.yml)."""
         return [service for service in self.services() if service not in SUPPORTING_SERVICES]
 
-    def forget_ids_unless_read_only(self, command: tuple[str, ...]) -> None:
-        """Before a Compose or docker command: one that may start, replace or remove containers (anything but
-        READ_ONLY) makes container_ids() ask again."""
-        if not command or command[0] not in READ_ONLY:
-            self._ids = None
-
     def container_ids(self) -> dict[str, str]:
-        """Each running service's container, asked once after each command that may change them (a Compose call
-        per service: a harness or a test asks for them around every request it measures)."""
+        """Each running service's container, asked of Compose once after each command that may change them
+        (a Compose call per service: a harness or a test asks for them around every request it measures)."""
         if self._ids is None:
-            self._ids = self.list_container_ids()
+            ids = {}
+            for service in self.services():
+                container = self.compose("ps", "--quiet", service).stdout.strip()
+                if container:
+                    ids[service] = container
+            self._ids = ids
         return dict(self._ids)
-
-    def list_container_ids(self) -> dict[str, str]:
-        ids = {}
-        for service in self.services():
-            container = self.compose("ps", "--quiet", service).stdout.strip()
-            if container:
-                ids[service] = container
-        return ids
 
     def health(self) -> dict[str, str]:
         """Each service's state: a health status where it has a healthcheck, else its run state."""
@@ -204,7 +196,8 @@ class RunningScenario:
     # What bench/containers/roles.py's RolesScenario answers per engine: here every service is on the one engine, the
     # one the environment names (this machine's unless DOCKER_HOST or a context says otherwise).
     def docker(self, service: str, *args: str) -> str:
-        self.forget_ids_unless_read_only(args)
+        if not args or args[0] not in READ_ONLY:
+            self._ids = None  # docker kill, stop or rm: a container may have gone
         return docker(*args)
 
     def docker_cli(self, service: str) -> list[str]:

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from bench.containers.compose import RunningScenario, ScenarioError, compose_command
+from bench.containers.compose import READ_ONLY, RunningScenario, ScenarioError, compose_command
 from bench.containers.scenarios import ROOT, Target
 
 ROLES = ("server", "client", "database")
@@ -320,7 +320,8 @@ class RolesScenario(RunningScenario):
     ) -> subprocess.CompletedProcess[str]:
         files = ["--file", str(self.file), "--file", str(self.override_file)]
         command = [*compose_command(), "--project-name", self.scenario, *files, *args]
-        self.forget_ids_unless_read_only(args)
+        if not args or args[0] not in READ_ONLY:
+            self._ids = None  # as RunningScenario.compose: the containers may change
         environment = (engine or self.roles.server).environment(self.environment)
         result = _run(command, cwd=ROOT, timeout=timeout, env=environment)
         if check and result.returncode != 0:
@@ -351,17 +352,20 @@ class RolesScenario(RunningScenario):
         """Remove the override file: for a scenario never started."""
         shutil.rmtree(self.folder, ignore_errors=True)
 
-    def list_container_ids(self) -> dict[str, str]:
-        ids = {}
-        for names in self.placement.values():
-            for name in names:
-                container = self.compose("ps", "--quiet", name, engine=self.engine_of(name)).stdout.strip()
-                if container:
-                    ids[name] = container
-        return ids
+    def container_ids(self) -> dict[str, str]:
+        if self._ids is None:
+            ids = {}
+            for names in self.placement.values():
+                for name in names:
+                    container = self.compose("ps", "--quiet", name, engine=self.engine_of(name)).stdout.strip()
+                    if container:
+                        ids[name] = container
+            self._ids = ids
+        return dict(self._ids)
 
     def docker(self, service: str, *args: str) -> str:
-        self.forget_ids_unless_read_only(args)
+        if not args or args[0] not in READ_ONLY:
+            self._ids = None
         return _run([*self.engine_of(service).cli(), *args], check=True).stdout
 
     def health(self) -> dict[str, str]:
