@@ -112,7 +112,13 @@ def test_postgres_restarts_under_load_and_no_session_leaks(scenario_name: str) -
             assert pg_client_sessions(postgres) > idle_sessions
             stopping = time.monotonic()
             running.stop("postgres")
-            wait_for(lambda: all(any(o.status == 503 for o in load.outcomes) for load in loads.values()), 15, "503s")
+            # A request sent before the stop and cut by it is not enough: Postgres stays down until a request sent
+            # after it has failed too (one that waited on the slow API first could otherwise find Postgres back).
+            wait_for(
+                lambda: all(any(o.status == 503 for o in load.sent_between(stopping)) for load in loads.values()),
+                15,
+                "503s for requests sent once Postgres was stopping",
+            )
             restarting = time.monotonic()
             running.start("postgres")
             for load in loads.values():
