@@ -39,7 +39,7 @@ OPTIONS = f"-c timezone=UTC -c statement_timeout={round(STATEMENT_TIMEOUT * 1000
 CONNECT_ARGS = {"connect_timeout": 3, "options": OPTIONS, "application_name": "bookstore"}
 ENGINE_SETTINGS = {
     # A fixed pool: max_overflow=0 means never more than POOL_MAX connections, so the six targets' totals
-    # (6 x 16) stay below Postgres's max_connections; a request waits up to POOL_TIMEOUT for a free one.
+    # (7 x 16) stay below Postgres's max_connections; a request waits up to POOL_TIMEOUT for a free one.
     "pool_size": POOL_MAX,
     "max_overflow": 0,
     "pool_timeout": POOL_TIMEOUT,

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bench.loadgen import pgbench
+from bench.measure import profile
 from bench.modes import bookstore
 from bench.render import bookstore as bookstore_renderer
 from bench.render import render
@@ -115,8 +116,11 @@ def test_loads_and_their_scripts() -> None:
     arguments = bookstore.lua_arguments(mixed, 1000, "token")
     assert arguments[:6] == ["mixed", "1000", "0", "50", "100", "token"]
     assert "@@MARKER@@" in json.loads(arguments[6])["name"]
-    line = 'BOOKSTORE {"statuses": {"200": 90, "201": 9, "503": 1}, "acknowledged_writes": 9}'
-    assert bookstore.parse_counts(f"Requests/sec: 10\n{line}\n")["statuses"]["503"] == 1
+    line = (
+        'BOOKSTORE {"statuses": {"200": 90, "201": 2, "503": 1}, "acknowledged_writes": 2, "acknowledged": ["a", "b"]}'
+    )
+    counts = bookstore.parse_counts(f"Requests/sec: 10\n{line}\n")
+    assert counts["statuses"]["503"] == 1 and counts["acknowledged"] == ["a", "b"]
     with pytest.raises(ValueError, match="no BOOKSTORE line"):
         bookstore.parse_counts("Requests/sec: 10\n")
 
@@ -125,18 +129,21 @@ def test_the_wrk_script_spreads_ids_and_marks_each_write(tmp_path: Path) -> None
     """bench/modes/bookstore.lua in the real wrk against a tiny local server that records every request."""
     server = tmp_path / "server.py"
     server.write_text(
-        "import sys\n"
+        "import json, sys\n"
         "from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer\n"
         "class Handler(BaseHTTPRequestHandler):\n"
         "    protocol_version = 'HTTP/1.1'\n"
         "    def log_message(self, *args): pass\n"
-        "    def answer(self, status):\n"
-        "        self.send_response(status); self.send_header('Content-Length', '0'); self.end_headers()\n"
+        "    def answer(self, status, body=b''):\n"
+        "        self.send_response(status); self.send_header('Content-Length', str(len(body))); self.end_headers()\n"
+        "        self.wfile.write(body)\n"
         "    def do_GET(self):\n"
         "        open(sys.argv[2], 'a').write(self.path + '\\n'); self.answer(200)\n"
         "    def do_POST(self):\n"
         "        body = self.rfile.read(int(self.headers['Content-Length'])).decode()\n"
-        "        open(sys.argv[2], 'a').write('POST ' + body + '\\n'); self.answer(201)\n"
+        "        open(sys.argv[2], 'a').write('POST ' + body + '\\n')\n"
+        "        name = json.loads(body)['name']\n"  # the app's 201 names the author written, as this does
+        "        self.answer(201, json.dumps({'id': 7, 'name': name}, separators=(',', ':')).encode())\n"
         "server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)\n"
         "print(server.server_address[1], flush=True)\n"
         "server.serve_forever()\n"
@@ -160,6 +167,8 @@ def test_the_wrk_script_spreads_ids_and_marks_each_write(tmp_path: Path) -> None
     # The server may have taken a few writes whose answers came after wrk stopped: one per connection at most.
     assert counts["acknowledged_writes"] == counts["statuses"]["201"] <= len(writes) <= counts["statuses"]["201"] + 4
     assert len(set(writes)) == len(writes) and all(name.startswith("tok-") for name in writes)
+    # Each acknowledged write by its marker, as the server answered it: what the harness looks up one by one.
+    assert len(counts["acknowledged"]) == counts["acknowledged_writes"] and set(counts["acknowledged"]) <= set(writes)
     assert 0.03 < len(writes) / len(requests) < 0.2
     # Spread over the whole table, and the two threads not in step (each seeded apart): about as many different
     # ids as uniform draws give, where two threads drawing the same sequence would give half as many.
@@ -211,6 +220,59 @@ def test_a_set_renders_from_its_json_alone(tmp_path: Path) -> None:
     assert 'data-sort="0.9"' in page  # the share sorts by its number
 
 
+def test_a_repeated_swept_set_shows_medians_ranges_and_where_each_way_queues(tmp_path: Path) -> None:
+    metadata = {
+        "date": "2026-11-25T01:40:00+00:00", "git_commit": "abc1234", "cpu_count": 2, "kernel": "6.1",
+        "docker_version": "20.10.24", "compose_version": "2.26.1", "command": "python -m bench.modes.bookstore",
+        "mode": "bookstore", "packages": {}, "scale": 1000, "seconds": 12, "repeat": 3,
+        "database": {"authors": 1000, "books": 10000, "size": "9 MB"},
+    }  # fmt: skip
+    records = []
+    for repeat, (slow, fast) in enumerate([(300.0, 400.0), (330.0, 390.0), (310.0, 420.0)], start=1):
+        for clients, rate in ((8, slow), (32, fast)):
+            run = record("bookstore-gunicorn-gevent", "author", rate, 4000.0) | {"clients": clients, "repeat": repeat}
+            probes = {"cpu_probe_s_before": 0.1, "cpu_probe_s_after": 0.1 if repeat < 3 else 0.14}
+            records.append(run | probes | {"steady": repeat < 3, "cpu_probe_moved": 1.0 if repeat < 3 else 1.4})
+    records[0] |= {"warm_up_s": 10, "warm_up_cpu_ms_per_request": [5.1, 4.9]}
+    records[0] |= {"profile": {"driver (psycopg)": 0.2, "SQLAlchemy": 0.5, "server": 0.3}, "profile_samples": 900}
+    (tmp_path / "results.json").write_text(json.dumps({"metadata": metadata, "results": records}))
+    render(tmp_path)
+    markdown = (tmp_path / "results.md").read_text()
+    # One row per load, clients and target: the median run's throughput with the range of the three.
+    assert (
+        "| author | bookstore-gunicorn-gevent | gunicorn | gevent | 8 → 16 | 310.0 (300.0–330.0) | 4000.0 | 8%"
+        in markdown
+    )
+    assert "| 32 → 16 | 400.0 (390.0–420.0) | 4000.0 | 10% (10%–10%) |" in markdown
+    assert markdown.count("| author | bookstore-gunicorn-gevent | gunicorn |") == 2
+    assert "| CPU steady |" in markdown and "| 2 of 3 (x1.40) |" in markdown
+    assert "Every load 3 times, in rounds" in markdown and "bookstore-gunicorn-gevent 10 s" in markdown
+    assert bookstore_renderer.SWEEP_CHART in markdown
+    assert (tmp_path / bookstore_renderer.SWEEP_CHART).read_bytes()[:4] == b"\x89PNG"
+    # The profile: the app's 4.5 ms per request split by where py-spy sampled it.
+    assert "| author | bookstore-gunicorn-gevent | 8 | 4.50 | 0.90 (20%) | 2.25 (50%) | 1.35 (30%) | 900 |" in markdown
+    assert (tmp_path / bookstore_renderer.PROFILE_CHART).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_sample_counts_where_its_innermost_known_frame_is() -> None:
+    site = "/usr/local/lib/python3.14/site-packages"
+    server = f"handle (gunicorn/workers/base_async.py:55);wsgi_app ({site}/flask/app.py:1511)"
+    collapsed = "\n".join([
+        f"{server};get_author (/app/app.py:60);execute ({site}/sqlalchemy/orm/session.py:2300);"
+        f"execute ({site}/psycopg/cursor.py:97) 30",  # the driver, called by SQLAlchemy, called by the app
+        f"{server};dump ({site}/marshmallow/schema.py:540) 20",
+        f"{server};jsonify ({site}/flask/json/provider.py:180);encode ({site}/../json/encoder.py:200) 10",
+        f"{server} 15",  # Flask's own work
+        "run (/usr/local/lib/python3.14/site-packages/gunicorn/arbiter.py:220) 5",
+        "<module> (/usr/local/lib/python3.14/logging/__init__.py:1000) 20",
+    ])  # fmt: skip
+    found, samples = profile.shares(collapsed)
+    assert samples == 100
+    assert found == {"driver (psycopg)": 0.3, "marshmallow": 0.2, "JSON": 0.1, "Flask and Werkzeug": 0.15,
+                     "server": 0.05, profile.OTHER: 0.2}  # fmt: skip
+    assert profile.shares("") == ({}, 0)
+
+
 # --- In Docker: the real app, the real database ----------------------------------------------------------------
 
 
@@ -240,41 +302,73 @@ def test_scripts_from_a_real_capture_replay_against_the_database(small_volume: N
         tmp_path.chmod(0o755)
         for name, text in texts.items():
             (tmp_path / name).write_text(text)
+        idle = bookstore.measure_idle(running)
+        # Idle, Postgres runs only the healthchecks' statements: the app's (about one a second) and no others.
+        assert 1 <= idle.statements.get("SELECT", 0) <= 2 * bookstore.IDLE_SECONDS + 2, idle
         for load in bookstore.LOADS:
-            measured = bookstore.measure_database(running, load, 2, 2, tmp_path, "extended")
+            measured = bookstore.measure_database(running, load, 2, 2, tmp_path, "extended", idle)
             assert measured.get("pgbench_problem") is None, measured
             assert measured["pgbench_transactions"] > 0 and measured["pgbench_failed"] == 0, measured
             assert measured["pgbench_pg_cpu_ms_per_transaction"] > 0, measured
-        written = int(bookstore.psql(running, f"SELECT count(*) FROM authors WHERE id > {SCALE}"))
-        assert written > 0  # the mixed load's writes, and the capture's
-        assert bookstore.count_and_remove_writes(running, "test") > 0
+            # Postgres's own count of what pgbench ran, the healthchecks' taken off: one BEGIN and one end a
+            # transaction, within the two in flight when pgbench stopped and a healthcheck or two.
+            assert abs(measured["pgbench_pg_transactions"] - measured["pgbench_transactions"]) <= 4, measured
+            statements = measured["pgbench_statements_per_transaction"]
+            assert statements["BEGIN"] == pytest.approx(1, abs=0.05) and statements["SELECT"] >= 1, measured
         marked = f"SELECT count(*) FROM authors WHERE name LIKE '{bookstore.MARKER_PREFIX}%'"
+        assert int(bookstore.psql(running, marked)) > 0  # the mixed load's writes, and the capture's
+        bookstore.remove_writes(running)
         assert bookstore.psql(running, marked) == "0"
 
 
 @pytest.mark.docker
 def test_a_tiny_bookstore_run_makes_a_valid_set(small_volume: None, tmp_path: Path) -> None:
-    """One target, the mixed load for 3 s: verified, measured beside pgbench, every write found, rendered."""
-    arguments = ["--scale", str(SCALE), "--targets", "bookstore-gunicorn-gevent", "--loads", "mixed"]
-    arguments += ["--reads-end-with", "commit"]  # and pgbench prepared, as the app's reads then are
-    assert bookstore.main([*arguments, "--seconds", "3", "--out", str(tmp_path)]) == 0
+    """Two targets, the mixed load for 3 s, with reads that roll back and then commit: each round measures the
+    targets in turn and the database alone once for both; verified, every write found, rendered."""
+    arguments = ["--scale", str(SCALE), "--targets", "bookstore-gunicorn-gevent", "bookstore-granian"]
+    arguments += ["--loads", "mixed", "--clients", "8", "--reads-end-with", "rollback", "commit"]
+    assert bookstore.main([*arguments, "--seconds", "3", "--warm-limit", "6", "--out", str(tmp_path)]) == 0
     document = json.loads((tmp_path / "results.json").read_text())
     assert document["metadata"]["mode"] == "bookstore"
     assert document["metadata"]["command"].startswith("python -m bench.modes.bookstore --scale 2100")
     assert document["metadata"]["database"]["authors"] >= SCALE  # and what other tests' writes left
-    (measured,) = document["results"]
-    assert measured["ok"], measured
-    assert (measured["reads_end_with"], measured["pgbench_protocol"]) == ("commit", "prepared"), measured
-    assert "--protocol prepared" in measured["pgbench_command"], measured["pgbench_command"]
-    assert all(text.endswith("COMMIT;\n") for text in measured["pgbench_scripts"].values()), measured
-    assert measured["rps"] > 5 and measured["pgbench_tps"] > 5, measured
-    assert measured["vs_database"] == pytest.approx(measured["rps"] / measured["pgbench_tps"], abs=0.001)
-    assert measured["db_clients"] == 16 and 1 <= measured["pg_busy_peak"] <= 16 < measured["clients"], measured
-    # Every acknowledged write is in the database; a row without its 201 was in flight when wrk stopped.
-    assert measured["writes_acknowledged"] > 0 and measured["writes_lost"] == 0, measured
-    assert measured["writes_unacknowledged"] <= measured["clients"], measured
-    assert measured["app_cpu_ms_per_request"] > 0 and measured["pg_cpu_ms_per_request"] > 0, measured
-    assert measured["cpu_probe_s_before"] > 0 and measured["cpu_probe_s_after"] > 0
-    assert measured["target"] == "bookstore-gunicorn-gevent READS_END_WITH=commit"  # named after what ran
-    assert "| mixed | bookstore-gunicorn-gevent READS_END_WITH=commit |" in (tmp_path / "results.md").read_text()
+    records = document["results"]
+    named = [f"{name}{suffix}" for suffix in ("", " READS_END_WITH=commit") for name in arguments[3:5]]
+    assert [r["target"] for r in records] == named, records
+    for ending in ("rollback", "commit"):
+        # One reference per round, shared by the two targets: the same SQL, clients and protocol.
+        pair = [r for r in records if r["reads_end_with"] == ending]
+        assert pair[0]["pgbench_command"] == pair[1]["pgbench_command"], pair
+        assert pair[0]["pgbench_tps"] == pair[1]["pgbench_tps"], pair
+        assert pair[0]["pgbench_scripts"] == pair[1]["pgbench_scripts"], pair
+        protocol = pgbench.PROTOCOL[ending]
+        assert all(r["pgbench_protocol"] == protocol and f"--protocol {protocol}" in r["pgbench_command"] for r in pair)
+        assert pair[0]["pgbench_scripts"]["author.sql"].endswith(f"{ending.upper()};\n"), pair
+    for measured in records:
+        assert measured["ok"], measured
+        assert (measured["clients"], measured["db_clients"], measured["repeat"]) == (8, 8, 1), measured
+        assert measured["rps"] > 5 and measured["pgbench_tps"] > 5, measured
+        assert measured["vs_database"] == pytest.approx(measured["rps"] / measured["pgbench_tps"], abs=0.001)
+        # Every acknowledged write is in the database, looked up by its marker; a row without its 201 was in
+        # flight when wrk stopped.
+        assert measured["writes_acknowledged"] > 0 and measured["writes_lost"] == 0, measured
+        assert measured["writes_found"] >= measured["writes_acknowledged"], measured
+        assert measured["writes_unacknowledged"] <= measured["clients"], measured
+        # What a request made Postgres do, by Postgres's count, the healthchecks' statements taken off: one
+        # transaction, begun and ended as the reads end (the writes commit).
+        statements, ending = measured["pg_statements_per_request"], measured["reads_end_with"].upper()
+        assert measured["pg_transactions_per_request"] == pytest.approx(1, abs=0.05), measured
+        assert statements["BEGIN"] == pytest.approx(1, abs=0.05) and statements["SELECT"] >= 1, measured
+        assert statements["INSERT"] == pytest.approx(0.1, abs=0.05), measured
+        assert statements[ending] >= (0.85 if ending == "ROLLBACK" else 0.95), measured
+        assert measured["served"] == sum(n for s, n in measured["statuses"].items() if s.startswith("2")), measured
+        assert measured["pg_cpu_ms_per_request"] < measured["pg_cpu_ms_per_request_gross"], measured
+        assert measured["pg_idle_cpu_ms_per_s"] > 0 and measured["pg_cpu_ms_per_transaction"] > 0, measured
+        assert measured["app_cpu_ms_per_request"] > 0 and isinstance(measured["steady"], bool), measured
+        assert all(measured[key] > 0 for key in bookstore.PROBES), measured
+    # Each target's first measurement after its containers were made says how long it warmed up.
+    assert all("warm_up_s" in r for r in records) and all(0 < r["warm_up_s"] <= 6 for r in records), records
+    markdown = (tmp_path / "results.md").read_text()
+    assert "| mixed | bookstore-gunicorn-gevent READS_END_WITH=commit |" in markdown
+    assert "| CPU steady |" in markdown and "Warm-up until the CPU per request stopped falling" in markdown
     assert (tmp_path / "index.html").stat().st_size > 10_000

@@ -4,6 +4,7 @@ peak and the container's memory, and a wait until the queries a load left behind
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -16,6 +17,30 @@ def query(running: RunningScenario, database: str, sql: str) -> str:
     """One statement through psql in the postgres container; its rows as text."""
     command = ["exec", "-T", "postgres", "psql", "--no-psqlrc", "-At", "-U", "postgres", "-d", database, "-c", sql]
     return running.compose(*command).stdout.strip()
+
+
+# Statements counted by Postgres itself (pg_stat_statements, loaded by bookstore.yml's Postgres), by kind: the
+# first word (BEGIN, SELECT, INSERT, COMMIT, ROLLBACK). Counted as each statement ends, so a read right after a
+# load is exact; pg_stat_database's transaction counts reach it only when each session flushes them, up to 10 s
+# later for a pooled connection left idle. This query itself, which names the view, is left out.
+STATEMENT_KINDS = r"""
+SELECT coalesce(json_object_agg(kind, calls), '{}') FROM (
+  SELECT upper(substring(query FROM '^\s*(\w+)')) AS kind, sum(calls) AS calls FROM pg_stat_statements
+  WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+    AND query NOT LIKE '%pg_stat_statements%'
+  GROUP BY 1) AS counted
+"""
+TRANSACTION_ENDS = ("COMMIT", "ROLLBACK")
+
+
+def count_statements(running: RunningScenario, database: str) -> None:
+    """Postgres counts every statement from now on (pg_stat_statements must be in shared_preload_libraries)."""
+    query(running, database, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+
+
+def statements_so_far(running: RunningScenario, database: str) -> dict[str, int]:
+    """Statements run in `database` since the counts began, by kind."""
+    return {kind: int(calls) for kind, calls in json.loads(query(running, database, STATEMENT_KINDS)).items()}
 
 
 def busy_sessions(postgres_pid: int) -> int:

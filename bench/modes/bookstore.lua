@@ -2,8 +2,8 @@
 -- Arguments after `--`: the load (author, list or mixed), SCALE (valid ids are 1..SCALE), the list's first
 -- offset and how many pages past it (list), the share of writes in a thousand (mixed), a token that marks
 -- this run's writes and the JSON body of a write, with @@MARKER@@ where each write's marker goes. Each thread
--- counts its answers by status; done() prints them on one line that starts with BOOKSTORE, with the writes
--- acknowledged (201).
+-- counts its answers by status and keeps the marker of every write acknowledged (201, whose body names the author
+-- written); done() prints them on one line that starts with BOOKSTORE, for the harness to look each one up.
 
 local threads = {}
 
@@ -15,7 +15,7 @@ end
 
 local load, scale, first_offset, pages, writes_per_thousand, token, body_template
 -- Globals, not locals: done() reads them from each thread with thread:get, which sees only globals.
-statuses, written = {}, 0
+statuses, written, acknowledged = {}, 0, {}
 local sent = 0
 local last_was_write = false
 
@@ -56,21 +56,28 @@ function response(status, headers, body)
   statuses[status] = (statuses[status] or 0) + 1
   if status == 201 then
     written = written + 1
+    local marker = string.match(body or "", '"name"%s*:%s*"([%w%-]+)"')
+    if marker then
+      table.insert(acknowledged, marker)
+    end
   end
 end
 
 function done(summary, latency, requests)
-  local totals, acknowledged = {}, 0
+  local totals, written_in_all, markers = {}, 0, {}
   for _, thread in ipairs(threads) do
     for status, count in pairs(thread:get("statuses")) do
       totals[status] = (totals[status] or 0) + count
     end
-    acknowledged = acknowledged + thread:get("written")
+    written_in_all = written_in_all + thread:get("written")
+    for _, marker in ipairs(thread:get("acknowledged")) do
+      table.insert(markers, '"' .. marker .. '"')
+    end
   end
   local parts = {}
   for status, count in pairs(totals) do
     table.insert(parts, string.format('"%d": %d', status, count))
   end
-  io.write(string.format('BOOKSTORE {"statuses": {%s}, "acknowledged_writes": %d}\n',
-    table.concat(parts, ", "), acknowledged))
+  io.write(string.format('BOOKSTORE {"statuses": {%s}, "acknowledged_writes": %d, "acknowledged": [%s]}\n',
+    table.concat(parts, ", "), written_in_all, table.concat(markers, ", ")))
 end

@@ -1,13 +1,17 @@
 """`make bookstore`: the bookstore app (bookstore.yml) served each way, under loads that look like users', each
 beside what the database alone does with the same SQL at the same concurrency.
 
-For each target, alone (the other app services stopped, so their healthchecks cost nothing), and each load:
-one request of each kind verified, a warm-up, then wrk for SECONDS from a container on the scenario's network
-(bench/modes/bookstore.lua draws the ids and pages) while the app's and Postgres's processes are sampled, then pgbench
-for SECONDS from a container of the postgres image on the same network, replaying the SQL captured from this
-target for the same endpoint (bench/loadgen/pgbench.py) at the concurrency the database sees from the target. The
-target's throughput reads as a share of the database's: `vs_database`. A CPU probe on the host before and after
-says whether the machine's speed moved in between.
+Every target's containers start together; all but the one measured are paused, so they cost no CPU and send no
+healthcheck, and each keeps its pool, its caches and its JIT's work for its next turn. A round is one load at one
+number of clients: each target in turn (one request of each kind verified, a short warm-up, a few seconds of
+Postgres with nothing but the healthchecks running, then wrk for SECONDS from a container on the scenario's
+network, bench/modes/bookstore.lua drawing the ids and pages, while the app's and Postgres's processes are
+sampled), then, every app paused, pgbench for as long from a container of the postgres image on the same network,
+replaying the SQL captured from the targets for the same endpoint (bench/loadgen/pgbench.py) at the concurrency
+the database sees from a target, once for all the targets that share scripts, clients and protocol. A target's
+throughput reads as a share of the database's: `vs_database`. Rounds repeat (--repeats), over a sweep of clients
+(--clients); a CPU probe on the host around each wrk and each pgbench marks the measurements the machine's speed
+moved under (`steady`). A target's first warm-up lasts until its CPU per request stops falling (PyPy's JIT).
 
 Every figure compares within one run only: machines here differ by up to 2x from one session to the next.
 """
@@ -24,7 +28,8 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import requests
@@ -32,10 +37,20 @@ import yaml
 
 from bench.containers import cgroup
 from bench.containers.cgroup import container_cpu_seconds
-from bench.containers.compose import RunningScenario, ScenarioError
-from bench.containers.postgres import PostgresSampler, query, settle
+from bench.containers.compose import RunningScenario, ScenarioError, docker
+from bench.containers.postgres import (
+    TRANSACTION_ENDS,
+    PostgresSampler,
+    count_statements,
+    query,
+    settle,
+    statements_so_far,
+)
+from bench.containers.roles import UNSTEADY_FACTOR
+from bench.containers.sampler import Sampler
 from bench.containers.scenarios import ROOT, Target, interpolate
 from bench.loadgen import pgbench, wrk
+from bench.measure import profile
 from bench.measure.resultset import Progress, ResultSet
 from bench.measure.sql_capture import capture
 from bench.measure.target import choose_client, host_cpu_probe, image_packages
@@ -45,9 +60,15 @@ COMPOSE_FILE = ROOT / "bookstore.yml"
 DEFAULT_SCALE = 1_000_000
 SECONDS = 12  # the slow page's 1.5 times as long
 WARM_SECONDS = 5  # pools filled, the rows the load reads in Postgres's cache
-# A target's first load warms longer: PyPy's JIT compiles SQLAlchemy's, marshmallow's and psycopg's hot paths
-# only after thousands of requests (in a trial, 12.9 ms of CPU a request after 5 s of warm-up).
-FIRST_WARM_SECONDS = 20
+# Before each load, what Postgres does with nothing but the healthchecks running (about one a second from the app
+# and from Docker's check of Postgres): subtracted from what it did during the load and during pgbench, for as long.
+IDLE_SECONDS = 4
+PROFILE_SECONDS = 8  # py-spy on each target in each load's first round, after its measurement
+# A target's first warm-up lasts until its CPU per request stops falling by more than WARM_STEADY a step: PyPy's
+# JIT compiles SQLAlchemy's, marshmallow's and psycopg's hot paths only after thousands of requests (in a trial,
+# 12.9 ms of CPU a request after 5 s of warm-up). At most WARM_LIMIT seconds.
+WARM_STEADY = 0.05
+WARM_LIMIT = 120
 DATABASE = "bookstore"
 LUA = Path(__file__).with_name("bookstore.lua")  # the load's requests, drawn by wrk
 WRK_IMAGE = "flask-playground/wrk"
@@ -130,10 +151,12 @@ class BookstoreScenario(RunningScenario):
         self.environment = {**os.environ, **environment}
         self._seen = {}  # RunningScenario.sees_processes asks once per service
         self.started = services  # and Postgres, which they depend on: only what is measured is built and started
+        self.paused: set[str] = set()
 
     def up(self) -> None:
         self.compose("up", "--detach", "--build", *self.started)
         self.wait_healthy()
+        count_statements(self, DATABASE)
 
     def down(self) -> None:
         self.compose("down", "--remove-orphans", "--timeout", "10", check=False)
@@ -154,20 +177,6 @@ def bookstore_targets(environment: dict[str, str]) -> list[Target]:
 
 def psql(running: RunningScenario, sql: str) -> str:
     return query(running, DATABASE, sql)
-
-
-def only(running: RunningScenario, target: Target, services: list[str], timeout: float = 120) -> None:
-    """The target's service running and healthy, every other app service stopped."""
-    others = [service for service in services if service != target.service]
-    if others:
-        running.compose("stop", "--timeout", "10", *others)
-    # up, not start: a setting changed since (READS_END_WITH) recreates the container with it.
-    running.compose("up", "--detach", "--no-deps", target.service)
-    deadline = time.monotonic() + timeout
-    while running.health().get(target.service) != "healthy":
-        if time.monotonic() > deadline:
-            raise ScenarioError(f"{target.service} not healthy after {timeout:.0f} s:\n{running.logs()}")
-        time.sleep(0.5)
 
 
 def scripts(running: RunningScenario, service: str, scale: int, token: str, reads_end_with: str) -> dict[str, str]:
@@ -230,17 +239,67 @@ def verify(target: Target, load: BookstoreLoad, scale: int) -> str | None:
 # --- One measurement: the target under wrk, then the database alone under pgbench ----------------------------
 
 
+@dataclass
+class PostgresWork:
+    """What Postgres did over a stretch of time: its container's CPU seconds and its statements by kind."""
+
+    seconds: float = 0.0
+    cpu_seconds: float | None = None
+    statements: dict[str, float] = field(default_factory=dict)
+
+    def minus(self, idle: PostgresWork) -> PostgresWork:
+        """This work without what Postgres does idle (the healthchecks) in as long."""
+        times = self.seconds / idle.seconds if idle.seconds else 0.0
+        cpu = None
+        if self.cpu_seconds is not None and idle.cpu_seconds is not None:
+            cpu = max(0.0, self.cpu_seconds - times * idle.cpu_seconds)
+        kinds = set(self.statements) | set(idle.statements)
+        statements = {k: max(0.0, self.statements.get(k, 0) - times * idle.statements.get(k, 0)) for k in kinds}
+        return PostgresWork(self.seconds, cpu, statements)
+
+    @property
+    def transactions(self) -> float:
+        return sum(self.statements.get(kind, 0) for kind in TRANSACTION_ENDS)
+
+
+@contextmanager
+def postgres_work(running: RunningScenario) -> Iterator[PostgresWork]:
+    """Measures what Postgres does inside the block. The statement counts are read outside the window of time
+    and CPU: the psql that reads them is not the load's work."""
+    container = running.container_ids()["postgres"]
+    work, statements = PostgresWork(), statements_so_far(running, DATABASE)
+    cpu, started = container_cpu_seconds(container), time.monotonic()
+    yield work
+    work.seconds, after = time.monotonic() - started, container_cpu_seconds(container)
+    work.cpu_seconds = None if cpu is None or after is None else after - cpu
+    counted = statements_so_far(running, DATABASE)
+    work.statements = {kind: calls - statements.get(kind, 0) for kind, calls in counted.items()}
+
+
+def measure_idle(running: RunningScenario, seconds: float = IDLE_SECONDS) -> PostgresWork:
+    with postgres_work(running) as idle:
+        time.sleep(min(IDLE_SECONDS, seconds))  # a short run's (a test's) for as long as its loads
+    return idle
+
+
 def measure_app(
-    running: RunningScenario, target: Target, load: BookstoreLoad, scale: int, seconds: int, token: str
+    running: RunningScenario,
+    target: Target,
+    load: BookstoreLoad,
+    scale: int,
+    seconds: int,
+    token: str,
+    idle: PostgresWork,
 ) -> dict:
     containers = running.container_ids()
     app, postgres = containers[target.service], containers["postgres"]
     command = wrk_command(running.address(target.service), running.network(), load, scale, seconds, token)
-    before = {name: container_cpu_seconds(container) for name, container in (("app", app), ("pg", postgres))}
     sampler = PostgresSampler(running.main_pid(target.service), running.main_pid("postgres"), postgres)
-    with sampler:
-        finished = subprocess.run(command, capture_output=True, text=True)
-    after = {name: container_cpu_seconds(container) for name, container in (("app", app), ("pg", postgres))}
+    with postgres_work(running) as work:
+        app_before = container_cpu_seconds(app)
+        with sampler:
+            finished = subprocess.run(command, capture_output=True, text=True)
+        app_after = container_cpu_seconds(app)
     output = finished.stdout + finished.stderr
     record: dict = {"command": " ".join(command)}
     try:
@@ -248,8 +307,10 @@ def measure_app(
     except ValueError as error:
         return record | {"problem": f"wrk did not finish: {error}"}
     statuses = {int(status): count for status, count in counts["statuses"].items()}
-    answered = sum(statuses.values()) or 1
-    usage = sampler.usage
+    # Per request served: a fast 503 or 504 is not a request's work, and would make the work look cheaper.
+    served = sum(count for status, count in statuses.items() if 200 <= status < 300)
+    usage, net = sampler.usage, work.minus(idle)
+    app_cpu = None if app_before is None or app_after is None else app_after - app_before
     record |= {
         "rps": result.rps,
         "complete": result.complete,
@@ -259,13 +320,23 @@ def measure_app(
         "failure_kinds": result.failure_kinds,
         "non2xx": result.non2xx,
         "statuses": {str(status): count for status, count in sorted(statuses.items())},
+        "acknowledged": counts.get("acknowledged", []),  # taken out by run_target once the writes are checked
         "status_503": statuses.get(503, 0),
         "writes_acknowledged": counts["acknowledged_writes"],
+        "served": served,
         # The server's processes, from /proc: docker's healthcheck probes run in the container but are not the
         # server's work (a Python interpreter started every second).
-        "app_cpu_ms_per_request": round(1000 * usage.cpu_seconds / answered, 3),
-        "pg_cpu_ms_per_request": _per(after["pg"], before["pg"], answered),
-        "app_container_cpu_ms_per_request": _per(after["app"], before["app"], answered),
+        "app_cpu_ms_per_request": _per(usage.cpu_seconds, served),
+        "app_container_cpu_ms_per_request": _per(app_cpu, served),
+        # Postgres's whole container, less what it does idle in as long (the healthchecks): what the requests cost.
+        "pg_cpu_ms_per_request": _per(net.cpu_seconds, served),
+        "pg_cpu_ms_per_request_gross": _per(work.cpu_seconds, served),
+        "pg_idle_cpu_ms_per_s": None if idle.cpu_seconds is None else round(1000 * idle.cpu_seconds / idle.seconds, 3),
+        "pg_window_s": round(work.seconds, 2),
+        # What each request made Postgres do, counted by Postgres (pg_stat_statements), less the healthchecks'.
+        "pg_transactions_per_request": _ratio(net.transactions, served),
+        "pg_statements_per_request": _kinds(net.statements, served),
+        "pg_cpu_ms_per_transaction": _per(net.cpu_seconds, net.transactions),
         "app_rss_mb_peak": usage.rss_mb_peak,
         "app_threads_peak": usage.threads_peak,
         "pg_memory_mb_peak": sampler.postgres_memory_mb_peak,
@@ -302,12 +373,29 @@ def not_sampled(running: RunningScenario, target: Target, record: dict) -> dict:
     return emptied | ({"not_sampled": "; ".join(reasons)} if reasons else {})
 
 
-def _per(after: float | None, before: float | None, count: int) -> float | None:
-    return None if after is None or before is None else round(1000 * (after - before) / max(1, count), 3)
+def _per(seconds: float | None, count: float) -> float | None:
+    """Milliseconds per item, or None when there is no figure or nothing to divide by."""
+    return None if seconds is None or count < 1 else round(1000 * seconds / count, 3)
+
+
+def _ratio(part: float, whole: float) -> float | None:
+    return round(part / whole, 3) if whole >= 1 else None
+
+
+def _kinds(statements: dict[str, float], served: int) -> dict[str, float]:
+    """Statements per request by kind, the ones that happen at least once in 200 requests."""
+    per = {kind: _ratio(calls, served) or 0.0 for kind, calls in sorted(statements.items())}
+    return {kind: value for kind, value in per.items() if value >= 0.005}
 
 
 def measure_database(
-    running: RunningScenario, load: BookstoreLoad, clients: int, seconds: int, script_dir: Path, protocol: str
+    running: RunningScenario,
+    load: BookstoreLoad,
+    clients: int,
+    seconds: int,
+    script_dir: Path,
+    protocol: str,
+    idle: PostgresWork,
 ) -> dict:
     postgres = running.container_ids()["postgres"]
     inside = pgbench.command(
@@ -315,33 +403,42 @@ def measure_database(
     )
     password = running.environment.get("POSTGRES_PASSWORD") or "playground"
     command = pgbench.container_command(inside, running.network(), script_dir, password, POSTGRES_IMAGE)
-    before = container_cpu_seconds(postgres)
     sampler = PostgresSampler(None, running.main_pid("postgres"), postgres)
-    with sampler:
+    with postgres_work(running) as work, sampler:
         finished = subprocess.run(command, capture_output=True, text=True)
-    after = container_cpu_seconds(postgres)
     record: dict = {"pgbench_command": pgbench.shown(command)}
     try:
         result = pgbench.parse(finished.stdout + finished.stderr)
     except ValueError as error:
         return record | {"pgbench_problem": str(error)}
+    net = work.minus(idle)
     return record | {
         "pgbench_tps": round(result.tps, 1),
         "pgbench_transactions": result.transactions,
         "pgbench_failed": result.failed,
         "pgbench_latency_ms": result.latency_ms,
-        "pgbench_pg_cpu_ms_per_transaction": _per(after, before, result.transactions),
+        # Postgres's own count, less the healthchecks': pgbench's, give or take the transactions in flight at its end.
+        "pgbench_pg_transactions": round(net.transactions),
+        "pgbench_statements_per_transaction": _kinds(net.statements, result.transactions),
+        "pgbench_pg_cpu_ms_per_transaction": _per(net.cpu_seconds, result.transactions),
+        "pgbench_pg_cpu_ms_per_transaction_gross": _per(work.cpu_seconds, result.transactions),
         "pgbench_busy_peak": sampler.busy_peak,
         "pgbench_pg_memory_mb_peak": sampler.postgres_memory_mb_peak,
         "pgbench_problem": f"{result.failed} transactions failed" if result.failed else None,
     }
 
 
-def count_and_remove_writes(running: RunningScenario, token: str) -> int:
-    """How many authors this load's writes left, then none: the data stays SCALE authors for the next run."""
-    found = int(psql(running, f"SELECT count(*) FROM authors WHERE name LIKE '{MARKER_PREFIX}{token}-%'"))
-    psql(running, f"DELETE FROM authors WHERE name LIKE '{MARKER_PREFIX}%'")
-    return found
+def check_writes(running: RunningScenario, token: str, acknowledged: list[str]) -> dict:
+    """Each write one by one: every acknowledged write's marker must be in the database; a marker in the database
+    whose 201 wrk never read was in flight when wrk stopped (it closes its connections without the answers)."""
+    stored = psql(running, f"SELECT name FROM authors WHERE name LIKE '{MARKER_PREFIX}{token}-%'").split()
+    lost = sorted(set(acknowledged) - set(stored))
+    return {
+        "writes_found": len(stored),
+        "writes_lost": len(lost),
+        "writes_lost_markers": lost[:5],
+        "writes_unacknowledged": len(set(stored) - set(acknowledged)),
+    }
 
 
 def describe(target: Target, load: BookstoreLoad, scale: int, seconds: int, reads_end_with: str) -> dict:
@@ -364,74 +461,279 @@ def describe(target: Target, load: BookstoreLoad, scale: int, seconds: int, read
     }
 
 
-def run_target(
-    running: RunningScenario,
-    target: Target,
-    loads: list[BookstoreLoad],
-    scale: int,
-    seconds: int,
-    progress: Progress,
-    services: list[str],
-    reads_end_with: str,
-) -> Iterator[dict]:
-    """This target alone, its SQL captured, then each load: verified, warmed, measured, and the database alone."""
-    label = f"{SCENARIO} / {target.name}"
-    progress.show(label, "starting it alone, capturing its SQL")
+@dataclass
+class Prepared:
+    """A target ready for its measurements with one ending of its reads: its pgbench scripts (from its captured
+    SQL), the token that marks its writes, and how it warmed up; or why it cannot be measured."""
+
+    texts: dict[str, str] = field(default_factory=dict)
+    token: str = ""
+    warm_up: dict = field(default_factory=dict)
+    problem: str | None = None
+
+
+def set_paused(running: BookstoreScenario, service: str, paused: bool) -> None:
+    if (service in running.paused) != paused:
+        docker("pause" if paused else "unpause", running.container_ids()[service])
+        (running.paused.add if paused else running.paused.discard)(service)
+
+
+def activate(running: BookstoreScenario, target: Target, targets: list[Target], timeout: float = 120) -> None:
+    """The target running and healthy, every other target paused: a paused container takes no CPU and sends
+    Postgres no healthcheck, and keeps its pool, its caches and its JIT's work for its next turn."""
+    for other in targets:
+        if other.service != target.service:
+            set_paused(running, other.service, True)
+    set_paused(running, target.service, False)
+    deadline = time.monotonic() + timeout
+    while running.health().get(target.service) != "healthy":
+        if time.monotonic() > deadline:
+            raise ScenarioError(f"{target.service} not healthy after {timeout:.0f} s:\n{running.logs()}")
+        time.sleep(0.2)
+
+
+def pause_all(running: BookstoreScenario, targets: list[Target]) -> None:
+    for target in targets:
+        set_paused(running, target.service, True)
+
+
+def warm_up(running: RunningScenario, target: Target, load: BookstoreLoad, scale: int, limit: int) -> dict:
+    """wrk in steps of WARM_SECONDS until the server's CPU per request stops falling (within WARM_STEADY of the
+    step before), for at most `limit` seconds: PyPy's JIT compiles the hot paths only after thousands of requests,
+    CPython is done after two steps. The seconds it took, and the CPU per request of each step."""
+    step = min(WARM_SECONDS, limit)
+    where, network = running.address(target.service), running.network()
+    per_request: list[float] = []
+    while True:
+        command = wrk_command(where, network, load, scale, step, f"{MARKER_PREFIX}warm")
+        with Sampler(running.main_pid(target.service)) as sampler:
+            finished = subprocess.run(command, capture_output=True, text=True)
+        try:
+            complete = wrk.parse_wrk(finished.stdout + finished.stderr).complete
+        except ValueError:
+            complete = 0
+        per_request.append(round(1000 * sampler.usage.cpu_seconds / max(1, complete), 3))
+        warmed = step * len(per_request)
+        falling = len(per_request) < 2 or per_request[-1] < (1 - WARM_STEADY) * per_request[-2]
+        if not falling or warmed + step > limit:
+            return {"warm_up_s": warmed, "warm_up_cpu_ms_per_request": per_request}
+
+
+def prepare(
+    running: BookstoreScenario, target: Target, load: BookstoreLoad, scale: int, ending: str, warm_limit: int
+) -> Prepared:
+    """The target's SQL captured into pgbench scripts, then warmed up under the first load it will be measured in."""
     token = secrets.token_hex(4)
     try:
-        only(running, target, services)
-        texts = scripts(running, target.service, scale, token, reads_end_with)
+        texts = scripts(running, target.service, scale, token, ending)
     except (ScenarioError, pgbench.TemplateError) as error:
-        for load in loads:
-            problem = f"not measured: {str(error).splitlines()[0][:300]}"
-            yield describe(target, load, scale, seconds, reads_end_with) | {"verified": False, "problem": problem}
-        return
+        return Prepared(problem=f"not measured: {str(error).splitlines()[0][:300]}")
+    remove_writes(running)  # the capture's own write: the data stays SCALE authors
+    if verify(target, load, scale) is not None:
+        return Prepared(texts, token)  # each measurement verifies, and says why
+    return Prepared(texts, token, warm_up(running, target, load, scale, warm_limit))
+
+
+def measure_target(
+    running: BookstoreScenario,
+    target: Target,
+    load: BookstoreLoad,
+    scale: int,
+    seconds: int,
+    ready: Prepared,
+    progress: Progress,
+) -> dict:
+    """The target under wrk: verified, warmed, Postgres's idle work measured, then loaded; its writes checked."""
+    duration = round(seconds * load.duration_factor)
+    problem = verify(target, load, scale)
+    record = {"verified": problem is None, "problem": problem, "seconds": duration, "pgbench_scripts": {}}
+    record["pgbench_scripts"] = {name: ready.texts[name] for name in weights(load)}
+    if problem is not None:
+        return record
+    label = f"{SCENARIO} / {target.name}"
+    progress.show(label, f"{load.name}: warm-up {WARM_SECONDS} s, then wrk -c {load.clients} {duration} s")
+    where = running.address(target.service)
+    warm = wrk_command(where, running.network(), load, scale, min(WARM_SECONDS, seconds), f"{MARKER_PREFIX}warm")
+    subprocess.run(warm, capture_output=True)
+    postgres_pid = running.main_pid("postgres")
+    settle(postgres_pid)
+    record["cpu_probe_s_before"] = host_cpu_probe()
+    idle = measure_idle(running, seconds)
+    load_token = f"{MARKER_PREFIX}{ready.token}-{load.name}-{load.clients}"
+    record |= measure_app(running, target, load, scale, duration, load_token, idle)
+    acknowledged = record.pop("acknowledged", [])
+    record["cpu_probe_s_after_wrk"] = host_cpu_probe()
+    record["pg_busy_s_after_wrk"] = settle(postgres_pid)
+    if load.writes_per_thousand:
+        record |= check_writes(running, load_token.removeprefix(MARKER_PREFIX), acknowledged)
+        if len(acknowledged) != record.get("writes_acknowledged") and not record["problem"]:
+            record["problem"] = f"{record.get('writes_acknowledged')} 201s but {len(acknowledged)} markers"
+        if record["writes_lost"] and not record["problem"]:
+            lost = ", ".join(record["writes_lost_markers"])
+            record["problem"] = f"{record['writes_lost']} acknowledged writes not in the database ({lost})"
+    remove_writes(running)
+    return record
+
+
+def measure_round(
+    running: BookstoreScenario,
+    targets: list[Target],
+    load: BookstoreLoad,
+    plan: RunPlan,
+    ending: str,
+    prepared: dict[str, Prepared],
+    progress: Progress,
+    repeat: int,
+) -> Iterator[dict]:
+    """One load at one number of clients: each target in turn, then the database alone (every app paused) for
+    each set of scripts, clients and protocol the targets share, once: the reference of the round."""
+    records = []
+    for target in targets:
+        record = describe(target, load, plan.scale, plan.seconds, ending) | {"repeat": repeat}
+        try:
+            activate(running, target, targets)
+        except ScenarioError as error:
+            records.append(record | {"verified": False, "problem": f"not measured: {error.in_one_line()}"})
+            continue
+        if target.name not in prepared:
+            progress.show(f"{SCENARIO} / {target.name}", f"capturing its SQL, warming up (at most {plan.warm_limit} s)")
+            prepared[target.name] = prepare(running, target, load, plan.scale, ending, plan.warm_limit)
+        ready = prepared[target.name]
+        if ready.problem:
+            records.append(record | {"verified": False, "problem": ready.problem})
+            continue
+        measured = (
+            record | ready.warm_up | measure_target(running, target, load, plan.scale, plan.seconds, ready, progress)
+        )
+        ready.warm_up = {}  # said once, in the target's first record
+        if plan.profile_seconds and repeat == 1 and (load.name, load.clients) in plan.profiled and "rps" in measured:
+            progress.show(f"{SCENARIO} / {target.name}", f"{load.name}: profiling for {plan.profile_seconds} s")
+            measured |= profile_target(running, target, load, plan)
+        records.append(measured)
+    pause_all(running, targets)
+    references: dict[tuple, dict] = {}
+    for record in records:
+        if "rps" not in record:
+            yield record
+            continue
+        key = (json.dumps(record["pgbench_scripts"], sort_keys=True), record["db_clients"], record["pgbench_protocol"])
+        if key not in references:
+            progress.show(SCENARIO, f"{load.name}: the database alone, pgbench -c {record['db_clients']}")
+            references[key] = reference(running, load, record, idle=measure_idle(running, plan.seconds))
+        record |= references[key]
+        if record.get("pgbench_problem") and not record["problem"]:
+            record["problem"] = f"pgbench: {record['pgbench_problem']}"
+        if record.get("rps") and record.get("pgbench_tps"):
+            record["vs_database"] = round(record["rps"] / record["pgbench_tps"], 3)
+        probes = [record[probe] for probe in PROBES if record.get(probe)]
+        moved = round(max(probes) / min(probes), 3) if probes else None
+        record |= {"cpu_probe_moved": moved, "steady": moved is not None and moved <= UNSTEADY_FACTOR}
+        yield record
+
+
+# The CPU probe around a target's wrk and around its reference's pgbench: the measurement is steady when the
+# machine's speed kept within UNSTEADY_FACTOR over all four, as make bench marks its own.
+PROBES = ("cpu_probe_s_before", "cpu_probe_s_after_wrk", "pgbench_cpu_probe_s_before", "cpu_probe_s_after")
+
+
+def reference(running: BookstoreScenario, load: BookstoreLoad, record: dict, idle: PostgresWork) -> dict:
+    """pgbench running the record's scripts at its database clients, Postgres alone."""
     with tempfile.TemporaryDirectory(prefix="bookstore-pgbench-") as directory:
         script_dir = Path(directory)
         script_dir.chmod(0o755)  # pgbench reads them as its image's user
-        for name, text in texts.items():
+        for name, text in record["pgbench_scripts"].items():
             (script_dir / name).write_text(text)
-        for number, load in enumerate(loads):
-            record = describe(target, load, scale, seconds, reads_end_with)
-            record["pgbench_scripts"] = {n: texts[n] for n in weights(load)}
-            problem = verify(target, load, scale)
-            duration = round(seconds * load.duration_factor)
-            record |= {"verified": problem is None, "problem": problem, "seconds": duration}
-            if problem is None:
-                # A short run (a test's) warms in proportion.
-                warming = min(FIRST_WARM_SECONDS, max(WARM_SECONDS, 2 * seconds)) if number == 0 else WARM_SECONDS
-                progress.show(label, f"{load.name}: warm-up {warming} s, then wrk -c {load.clients} {duration} s")
-                where = running.address(target.service)
-                warm = wrk_command(where, running.network(), load, scale, warming, f"{MARKER_PREFIX}warm")
-                subprocess.run(warm, capture_output=True)
-                postgres_pid = running.main_pid("postgres")
-                settle(postgres_pid)
-                record["cpu_probe_s_before"] = host_cpu_probe()
-                load_token = f"{MARKER_PREFIX}{token}-{load.name}"
-                record |= measure_app(running, target, load, scale, duration, load_token)
-                record["pg_busy_s_after_wrk"] = settle(postgres_pid)
-                progress.show(label, f"{load.name}: pgbench -c {record['db_clients']} {duration} s")
-                protocol = pgbench.PROTOCOL[reads_end_with]
-                record |= measure_database(running, load, record["db_clients"], duration, script_dir, protocol)
-                record["cpu_probe_s_after"] = host_cpu_probe()
-                if load.writes_per_thousand:
-                    found = count_and_remove_writes(running, f"{token}-{load.name}")
-                    acknowledged = record.get("writes_acknowledged", 0)
-                    # A write answered 201 must be there; a row without its 201 was in flight when wrk stopped.
-                    record |= {
-                        "writes_found": found,
-                        "writes_lost": max(0, acknowledged - found),
-                        "writes_unacknowledged": max(0, found - acknowledged),
-                    }
-                    if record["writes_lost"] and not record["problem"]:
-                        record["problem"] = f"{record['writes_lost']} acknowledged writes are not in the database"
-                if record.get("pgbench_problem") and not record["problem"]:
-                    record["problem"] = f"pgbench: {record['pgbench_problem']}"
-                if record.get("rps") and record.get("pgbench_tps"):
-                    record["vs_database"] = round(record["rps"] / record["pgbench_tps"], 3)
-            yield record
-        # The capture's own write too, which every target makes (scripts()): the data stays SCALE authors.
-        count_and_remove_writes(running, token)
+        before = host_cpu_probe()
+        measured = measure_database(
+            running, load, record["db_clients"], record["seconds"], script_dir, record["pgbench_protocol"], idle
+        )
+        after = host_cpu_probe()
+    remove_writes(running)
+    return measured | {"pgbench_cpu_probe_s_before": before, "cpu_probe_s_after": after}
+
+
+def remove_writes(running: RunningScenario) -> None:
+    """Every row a run wrote (the capture's, the loads', pgbench's): the data stays SCALE authors."""
+    psql(running, f"DELETE FROM authors WHERE name LIKE '{MARKER_PREFIX}%'")
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    scale: int
+    seconds: int
+    warm_limit: int
+    out: Path
+    profile_seconds: int = 0  # 0: no profile
+    # The loads, at one number of clients each, whose first round profiles each target.
+    profiled: frozenset[tuple[str, int]] = frozenset()
+
+
+def profiled_clients(loads: list[BookstoreLoad]) -> frozenset[tuple[str, int]]:
+    """Per load, the number of clients it is profiled at: its own, or the swept one nearest to it."""
+    chosen = {}
+    for load in loads:
+        own = BY_NAME[load.name].clients
+        best = chosen.get(load.name)
+        if best is None or abs(load.clients - own) < abs(best - own):
+            chosen[load.name] = load.clients
+    return frozenset(chosen.items())
+
+
+def profile_target(running: RunningScenario, target: Target, load: BookstoreLoad, plan: RunPlan) -> dict:
+    """py-spy on the target's server processes while wrk loads it (bench/measure/profile.py); the samples are kept
+    in the set's profiles/ folder, their shares by category in the record."""
+    if "pypy" in target.server:
+        return {"profile_problem": "not profiled: py-spy reads CPython's memory only"}
+    container = running.container_ids()[target.service]
+    seconds = plan.profile_seconds
+    # wrk starts first and ends after: the profile sees only the loaded seconds.
+    load_command = wrk_command(running.address(target.service), running.network(), load, plan.scale, seconds + 3,
+                               f"{MARKER_PREFIX}profile")  # fmt: skip
+    with subprocess.Popen(load_command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as loading:
+        time.sleep(1.5)
+        finished = subprocess.run(profile.command(container, seconds), capture_output=True, text=True)
+        loading.wait()
+    remove_writes(running)
+    found, samples = profile.shares(finished.stdout)
+    if finished.returncode != 0 or not samples:
+        return {"profile_problem": f"not profiled: {(finished.stderr or finished.stdout).strip()[-300:]}"}
+    stacks = plan.out / "profiles" / f"{target.name}-{load.name}-{load.clients}.txt"
+    stacks.parent.mkdir(parents=True, exist_ok=True)
+    stacks.write_text(finished.stdout)
+    return {"profile": found, "profile_samples": samples, "profile_stacks": str(stacks.relative_to(plan.out))}
+
+
+def endings_in_turn(endings: list[str], repeat: int) -> list[str]:
+    """The endings of the reads, every other repeat the other way round: a switch recreates every app container,
+    so each repeat starts with the ending the last one ended with."""
+    return endings if repeat % 2 else endings[::-1]
+
+
+def run(
+    running: BookstoreScenario,
+    targets: list[Target],
+    loads: list[BookstoreLoad],
+    plan: RunPlan,
+    endings: list[str],
+    repeats: int,
+    progress: Progress,
+) -> Iterator[dict]:
+    """Every repeat, ending, load and number of clients in turn, each a round of the targets."""
+    prepared: dict[str, Prepared] = {}
+    created_with = running.environment["READS_END_WITH"]
+    pause_all(running, targets)
+    for repeat in range(1, repeats + 1):
+        for ending in endings_in_turn(endings, repeat):
+            if ending != created_with:
+                progress.show(SCENARIO, f"recreating the apps with READS_END_WITH={ending}")
+                running.environment["READS_END_WITH"] = created_with = ending
+                running.compose("up", "--detach", "--no-deps", *[target.service for target in targets])
+                running.paused.clear()
+                running.wait_healthy()
+                pause_all(running, targets)
+                prepared.clear()  # new containers: captured and warmed again
+            for load in loads:
+                yield from measure_round(running, targets, load, plan, ending, prepared, progress, repeat)
 
 
 def database_facts(running: RunningScenario) -> dict:
@@ -446,31 +748,51 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale", type=int, default=DEFAULT_SCALE, help="authors in the data (its own volume)")
     parser.add_argument("--targets", nargs="*", metavar="TARGET", help="default: every target of bookstore.yml")
     parser.add_argument("--loads", nargs="*", default=list(BY_NAME), choices=BY_NAME, metavar="LOAD")
+    parser.add_argument(
+        "--clients", nargs="+", type=int, metavar="N",
+        help="every load at each of these numbers of clients (a sweep); default: each load's own",
+    )  # fmt: skip
+    parser.add_argument("--repeats", type=int, default=1, help="rounds of every load, each with its reference")
     parser.add_argument("--seconds", type=int, default=SECONDS, help="of wrk, and of pgbench, per measurement")
+    parser.add_argument(
+        "--warm-limit", type=int, default=WARM_LIMIT, metavar="SECONDS",
+        help="a target's first warm-up ends when its CPU per request stops falling, or after this long",
+    )  # fmt: skip
     parser.add_argument(
         "--reads-end-with", nargs="+", choices=pgbench.PROTOCOL, metavar="ENDING",
         default=(os.environ.get("READS_END_WITH") or DEFAULT_READS_END).split(),
         help="how the app's reads end (rollback, commit, or both: each target measured with each in turn), and so"
         " whether its statements stay prepared (docs/bookstore.md)",
     )  # fmt: skip
+    parser.add_argument(
+        "--profile-seconds", type=int, default=PROFILE_SECONDS, metavar="SECONDS",
+        help="py-spy on each target for this long in each load's first round (0: no profile)",
+    )  # fmt: skip
     parser.add_argument("--out", type=Path)
     arguments = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(arguments)
+    if args.repeats < 1 or any(clients < 1 for clients in args.clients or []):
+        parser.error("--repeats and --clients take numbers of at least 1")
     environment = {"BOOKSTORE_SCALE": str(args.scale), "READS_END_WITH": args.reads_end_with[0]}
     every = bookstore_targets(environment)
     unknown = set(args.targets or []) - {target.name for target in every}
     if unknown:
         raise SystemExit(f"unknown targets {sorted(unknown)}; choose from {[t.name for t in every]}")
     targets = [target for target in every if not args.targets or target.name in args.targets]
-    loads = [BY_NAME[name] for name in args.loads]
+    loads = [
+        replace(BY_NAME[name], clients=clients)
+        for name in args.loads
+        for clients in (args.clients or [BY_NAME[name].clients])
+    ]
     results = ResultSet("python -m bench.modes.bookstore", "bookstore", arguments, args.out, suffix="-bookstore")
     choose_client("container", "wrk")  # builds wrk's image
     if not shutil.which("docker"):
         raise SystemExit("make bookstore needs Docker")
     about = results.metadata
     about |= {"scale": args.scale, "seconds": args.seconds, "loads": [load.__dict__ for load in loads]}
-    about["reads_end_with"] = args.reads_end_with
-    progress = Progress(len(targets) * len(loads) * len(args.reads_end_with))
+    about |= {"reads_end_with": args.reads_end_with, "repeat": args.repeats, "warm_limit_s": args.warm_limit}
+    endings = args.reads_end_with
+    progress = Progress(len(targets) * len(loads) * len(endings) * args.repeats)
 
     def keep(record: dict) -> None:
         record["ok"] = record["verified"] and not record["problem"]
@@ -478,30 +800,31 @@ def main(argv: list[str] | None = None) -> int:
         progress.done += 1
         share = f", {record['vs_database']:.2f} of the database alone" if record.get("vs_database") else ""
         verdict = "ok" if record["ok"] else f"NOT OK: {record['problem']}"
-        print(f"    {record.get('rps', '-')} requests/s{share}, {verdict}", flush=True)
+        print(f"    {record['target']} {record['load']} -c {record['clients']}: {record.get('rps', '-')} requests/s"
+              f"{share}, {verdict}", flush=True)  # fmt: skip
 
     progress.show(SCENARIO, f"building and starting, SCALE={args.scale} (a new size generates its data first)")
+    if args.profile_seconds:
+        profile.build_image()
+    about["profile_seconds"] = args.profile_seconds
+    plan = RunPlan(
+        args.scale, args.seconds, args.warm_limit, results.out, args.profile_seconds, profiled_clients(loads)
+    )
     try:
         with BookstoreScenario(environment, [target.service for target in targets]) as running:
             about["packages"] |= image_packages(running)
             about["database"] = database_facts(running)
-            services = [target.service for target in every]  # up may start one the measured one depends on
-            for target in targets:
-                for ending in args.reads_end_with:  # side by side in time: the machine's speed moves
-                    running.environment["READS_END_WITH"] = ending
-                    for record in run_target(
-                        running, target, loads, args.scale, args.seconds, progress, services, ending
-                    ):
-                        keep(record)
+            for record in run(running, targets, loads, plan, endings, args.repeats, progress):
+                keep(record)
     except ScenarioError as error:
-        for target in targets:
-            for ending in args.reads_end_with:
-                for load in loads:
-                    problem = f"did not start: {error.in_one_line()}"
-                    keep(
-                        describe(target, load, args.scale, args.seconds, ending)
-                        | {"verified": False, "problem": problem}
-                    )
+        measured = {(r["target"], r["load"], r["clients"], r.get("repeat")) for r in results.document.results}
+        for repeat in range(1, args.repeats + 1):
+            for ending in endings:
+                for target in targets:
+                    for load in loads:
+                        record = describe(target, load, args.scale, args.seconds, ending) | {"repeat": repeat}
+                        if (record["target"], load.name, load.clients, repeat) not in measured:
+                            keep(record | {"verified": False, "problem": f"not measured: {error.in_one_line()}"})
     failures = sorted({f"{r['target']}/{r['load']}" for r in results.document.results if not r["ok"]})
     return results.finish_and_say(failures, "results.json, results.md, charts, index.html")
 

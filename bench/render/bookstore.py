@@ -4,6 +4,7 @@ alone), two charts, and index.html through the harness's page (bench/render/html
 from __future__ import annotations
 
 import html
+import statistics
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 
 from bench.loadgen.pgbench import PROTOCOL
+from bench.measure import profile
 from bench.render import html_page, shared
 from bench.render.document import Document
 
@@ -20,10 +22,14 @@ COLUMNS = (
     "Postgres CPU ms / tx alone", "DB connections busy / open, peak", "errors (503s)",
 )  # fmt: skip
 DETAIL_COLUMNS = (
-    "load", "target", "app RSS MB, peak", "Postgres memory MB, peak", "app threads, peak", "writes 201 / found / lost",
-    "CPU probe s, before → after", "machine busy",
+    "load", "target", "Postgres statements / request", "Postgres CPU ms / tx, app → alone", "app RSS MB, peak",
+    "Postgres memory MB, peak", "app threads, peak", "writes 201 / found / lost", "CPU probe s, before → after",
+    "machine busy",
 )  # fmt: skip
 CHARTS = ("bookstore_share.png", "bookstore_cpu.png")
+SWEEP_CHART = "bookstore_sweep.png"  # only for a set with a load at several numbers of clients
+PROFILE_CHART = "bookstore_profile.png"  # only for a set with profiles
+STEADY = "CPU steady"  # only for a set whose measurements were probed around wrk and pgbench
 METHOD = (
     "Each target ran alone (the other app services stopped). Per load: one request of each kind verified against"
     " the data (every value derives from the row number), a warm-up, then wrk for the set's seconds from a"
@@ -38,6 +44,17 @@ METHOD = (
     " titles, busy (in a query or a transaction) / open. CPU probe: a fixed Python loop on the host (best of 3),"
     " before wrk and after pgbench: a longer time after means a slower machine during the pair."
 )
+
+# Sets made since Postgres's idle work is measured (records with pg_idle_cpu_ms_per_s) say how it is taken off.
+NET_OF_IDLE = (
+    "Per request means per request answered 2xx: a fast 503 is not a request's work. Postgres's CPU and statements"
+    " are less what it did in as long with only the healthchecks running, measured for a few seconds before each"
+    " load; its statements are counted by Postgres itself (pg_stat_statements), by their first word."
+)
+
+
+def method(records: list[dict]) -> str:
+    return METHOD + (" " + NET_OF_IDLE if any("pg_idle_cpu_ms_per_s" in record for record in records) else "")
 
 
 def _number(value: float | None, form: str = "{:.2f}") -> str:
@@ -55,20 +72,87 @@ def _errors(record: dict) -> str:
     return f"{errors} ({record['status_503']})"
 
 
-def _row(record: dict) -> list[str]:
+# With repeats, a row is its runs' median: these figures as their medians, throughput and share with their range.
+MEDIANS = (
+    "rps", "vs_database", "pgbench_tps", "p50_ms", "p99_ms", "app_cpu_ms_per_request", "pg_cpu_ms_per_request",
+    "pgbench_pg_cpu_ms_per_transaction", "pg_cpu_ms_per_transaction",
+)  # fmt: skip
+
+
+def summarise(records: list[dict]) -> list[dict]:
+    """One row per load, number of clients and target: a single run as it is; with repeats the run of median
+    throughput, its figures replaced by the medians of all runs, with the range of throughput and share and how
+    many runs kept the CPU steady. A load that failed in any run shows that failure."""
+    groups: dict[tuple, list[dict]] = {}
+    for record in ordered(records):
+        groups.setdefault((record["load"], record["clients"], record["target"]), []).append(record)
+    clients_of: dict[str, set[int]] = {}
+    for load, clients, _ in groups:
+        clients_of.setdefault(load, set()).add(clients)
+    rows = []
+    for (load, clients, _), runs in groups.items():
+        panel = load if len(clients_of[load]) == 1 else f"{load}, {clients} clients"
+        failed = [run for run in runs if not run["ok"]]
+        if len(runs) == 1 or failed:
+            rows.append((failed or runs)[0] | {"runs": len(runs), "panel": panel} | _steadiness(runs))
+            continue
+        by_rps = sorted(runs, key=lambda run: run["rps"])
+        row = by_rps[(len(runs) - 1) // 2] | {"runs": len(runs), "panel": panel} | _steadiness(runs)
+        for key in MEDIANS:
+            values = [run[key] for run in runs if run.get(key) is not None]
+            if values:
+                row[key] = round(statistics.median(values), 3)
+        shares = sorted(run["vs_database"] for run in runs if run.get("vs_database") is not None)
+        row |= {"rps_min": by_rps[0]["rps"], "rps_max": by_rps[-1]["rps"]}
+        if shares:
+            row |= {"share_min": shares[0], "share_max": shares[-1]}
+        rows.append(row)
+    return rows
+
+
+def _steadiness(runs: list[dict]) -> dict:
+    probed = [run for run in runs if "steady" in run]
+    if not probed:
+        return {}
+    moved = [run["cpu_probe_moved"] for run in probed if run.get("cpu_probe_moved")]
+    return {"steady_runs": sum(run["steady"] is True for run in probed), "probed_runs": len(probed),
+            "cpu_moved": max(moved, default=None)}  # fmt: skip
+
+
+def steady_cell(record: dict) -> str:
+    """yes, or no and by how much the probe moved; with repeats, how many of the runs were steady."""
+    if "probed_runs" not in record:
+        return "–"
+    steady, runs, moved = record["steady_runs"], record["probed_runs"], record.get("cpu_moved")
+    by = f" (x{moved:.2f})" if moved is not None and steady < runs else ""
+    return ("yes" if steady else f"no{by}") if runs == 1 else f"{steady} of {runs}{by}"
+
+
+def columns(rows: list[dict]) -> tuple[str, ...]:
+    return COLUMNS + (STEADY,) if any("probed_runs" in row for row in rows) else COLUMNS
+
+
+def _row(record: dict, steady_column: bool = False) -> list[str]:
     head = [record["load"], record["target"], record["server"], record["mode"],
             f"{record['clients']} → {record['db_clients']}"]  # fmt: skip
+    tail = [steady_cell(record)] if steady_column else []
     if "rps" not in record:
-        return head + [f"**FAILED**: {record['problem']}"] + ["–"] * (len(COLUMNS) - len(head) - 1)
-    throughput = _rps(record["rps"]) if record["ok"] else f"**FAILED**: {record['problem']} ({_rps(record['rps'])})"
-    share = record.get("vs_database")
+        return head + [f"**FAILED**: {record['problem']}"] + ["–"] * (len(COLUMNS) - len(head) - 1) + tail
+    throughput = _rps(record["rps"])
+    share = _number(record.get("vs_database"), "{:.0%}")
+    if record.get("runs", 1) > 1 and record["ok"]:
+        throughput += f" ({_rps(record['rps_min'])}–{_rps(record['rps_max'])})"
+        if "share_min" in record:
+            share += f" ({record['share_min']:.0%}–{record['share_max']:.0%})"
+    if not record["ok"]:
+        throughput = f"**FAILED**: {record['problem']} ({_rps(record['rps'])})"
     return head + [
-        throughput, _rps(record.get("pgbench_tps")), _number(share, "{:.0%}"),
+        throughput, _rps(record.get("pgbench_tps")), share,
         _number(record["p50_ms"], "{:.0f}"), _number(record["p99_ms"], "{:.0f}"),
         _number(record["app_cpu_ms_per_request"]), _number(record["pg_cpu_ms_per_request"]),
         _number(record.get("pgbench_pg_cpu_ms_per_transaction")),
         f"{record['pg_busy_peak']} / {record['pg_sessions_peak']}", _errors(record),
-    ]  # fmt: skip
+    ] + tail  # fmt: skip
 
 
 def _detail_row(record: dict) -> list[str]:
@@ -82,20 +166,25 @@ def _detail_row(record: dict) -> list[str]:
     )
     before, after = (_number(record.get(f"cpu_probe_s_{when}"), "{:.3f}") for when in ("before", "after"))
     probe = f"{before} → {after}"
+    statements = record.get("pg_statements_per_request")
+    kinds = ", ".join(f"{kind} {calls:g}" for kind, calls in statements.items()) if statements else "–"
+    app, alone = record.get("pg_cpu_ms_per_transaction"), record.get("pgbench_pg_cpu_ms_per_transaction")
+    per_transaction = f"{_number(app)} → {_number(alone)}"
     return head + [
+        kinds, per_transaction,
         _number(record["app_rss_mb_peak"], "{:.0f}"), _number(record["pg_memory_mb_peak"], "{:.0f}"),
         _number(record["app_threads_peak"], "{:.0f}"), writes, probe, _number(record["machine_busy"], "{:.0%}"),
     ]  # fmt: skip
 
 
 def ordered(records: list[dict]) -> list[dict]:
-    """By load (in the run's order), then target: each load's targets next to each other."""
+    """By load (in the run's order), then clients, then target: each load's targets next to each other."""
     loads = list(dict.fromkeys(record["load"] for record in records))
-    return sorted(records, key=lambda record: loads.index(record["load"]))
+    return sorted(records, key=lambda record: (loads.index(record["load"]), record["clients"]))
 
 
-def verdict(records: list[dict]) -> str:
-    failed = [f"{record['target']} / {record['load']}" for record in records if not record["ok"]]
+def verdict(rows: list[dict]) -> str:
+    failed = [f"{row['target']} / {row['panel']}" for row in rows if not row["ok"]]
     if failed:
         return f"**Not OK: {', '.join(failed)}**"
     return "Every target and load verified; no failed, non-2xx or lost request; pgbench had no failed transaction."
@@ -107,7 +196,7 @@ def _colors(targets: list[str]) -> dict[str, str]:
 
 
 def _panels(records: list[dict], width: float) -> tuple[plt.Figure, list, list[str], list[str]]:
-    loads = list(dict.fromkeys(record["load"] for record in records))
+    loads = list(dict.fromkeys(record["panel"] for record in records))
     targets = list(dict.fromkeys(record["target"] for record in records))
     figure, axes = plt.subplots(len(loads), 1, figsize=(width, 0.42 * len(targets) * len(loads) + 1.2 * len(loads)))
     return figure, list(axes) if len(loads) > 1 else [axes], loads, targets
@@ -118,7 +207,7 @@ def _share_chart(records: list[dict], metadata: dict, path: Path) -> None:
     figure, panels, loads, targets = _panels(records, 11)
     colors = _colors(targets)
     for axes, load in zip(panels, loads, strict=True):
-        mine = {record["target"]: record for record in records if record["load"] == load}
+        mine = {record["target"]: record for record in records if record["panel"] == load}
         for row, target in enumerate(targets[::-1]):
             record = mine.get(target)
             if record is None:
@@ -132,7 +221,7 @@ def _share_chart(records: list[dict], metadata: dict, path: Path) -> None:
             axes.text(share, row, text + ("" if record["ok"] else " (NOT OK)"), va="center", fontsize=7)
         axes.axvline(1, color="black", linewidth=1.5)
         axes.set_yticks(range(len(targets)), targets[::-1], fontsize=8)
-        request = next(record["request"] for record in records if record["load"] == load)
+        request = next(record["request"] for record in records if record["panel"] == load)
         axes.set_title(f"{load}: {request}", fontsize=9, loc="left")
         axes.set_xlim(0, max(1.3, *(1.25 * (r.get("vs_database") or 0) for r in records)))
     panels[-1].set_xlabel("requests per second as a share of the database alone (pgbench, same SQL, same clients)")
@@ -144,7 +233,7 @@ def _cpu_chart(records: list[dict], metadata: dict, path: Path) -> None:
     """Where each request's time goes: the app's CPU and Postgres's, per request; a tick for Postgres alone."""
     figure, panels, loads, targets = _panels(records, 11)
     for axes, load in zip(panels, loads, strict=True):
-        mine = {record["target"]: record for record in records if record["load"] == load}
+        mine = {record["target"]: record for record in records if record["panel"] == load}
         for row, target in enumerate(targets[::-1]):
             record = mine.get(target)
             if record is None or None in (record.get("pg_cpu_ms_per_request"), record.get("app_cpu_ms_per_request")):
@@ -173,7 +262,18 @@ def _database_line(metadata: dict) -> str:
     return (
         f"Data: SCALE {metadata['scale']}: {facts['authors']} authors, {facts['books']} books, database"
         f" {facts['size']}. {metadata['seconds']} s of wrk and {metadata['seconds']} s of pgbench per measurement."
+        + _rounds(metadata)
         + reads_line(metadata)
+    )
+
+
+def _rounds(metadata: dict) -> str:
+    repeat = metadata.get("repeat") or 1
+    if repeat == 1:
+        return ""
+    return (
+        f" Every load {repeat} times, in rounds (each target in turn, then the database alone): a row is the median"
+        " run, with the range of its throughput and share."
     )
 
 
@@ -205,7 +305,10 @@ SORT_KEYS: dict[str, Callable[[dict], float | None]] = {
     "app RSS MB, peak": lambda record: record.get("app_rss_mb_peak"),
     "Postgres memory MB, peak": lambda record: record.get("pg_memory_mb_peak"),
     "app threads, peak": lambda record: record.get("app_threads_peak"),
+    "Postgres statements / request": lambda record: sum((record.get("pg_statements_per_request") or {}).values()),
+    "Postgres CPU ms / tx, app → alone": lambda record: record.get("pg_cpu_ms_per_transaction"),
     "machine busy": lambda record: record.get("machine_busy"),
+    STEADY: lambda record: record.get("steady_runs"),
 }
 
 
@@ -222,24 +325,144 @@ def _commands(records: list[dict]) -> str:
     return f"<ol>{items}</ol>"
 
 
+def _sweep_chart(rows: list[dict], metadata: dict, path: Path) -> None:
+    """Per load swept over clients: each target's throughput (median, and the range of the repeats) and P99, with
+    the database alone's rate at the clients it saw."""
+    swept = [load for load in dict.fromkeys(row["load"] for row in rows)
+             if len({row["clients"] for row in rows if row["load"] == load}) > 1]  # fmt: skip
+    targets = list(dict.fromkeys(row["target"] for row in rows))
+    colors = _colors(targets)
+    figure, grid = plt.subplots(2, len(swept), figsize=(5.5 * len(swept), 7), squeeze=False)
+    for column, load in enumerate(swept):
+        throughput, latency = grid[0][column], grid[1][column]
+        mine = [row for row in rows if row["load"] == load and row.get("rps") is not None]
+        for target in targets:
+            points = sorted((row for row in mine if row["target"] == target), key=lambda row: row["clients"])
+            if not points:
+                continue
+            clients = [row["clients"] for row in points]
+            rates = [row["rps"] for row in points]
+            spread = [[row["rps"] - row.get("rps_min", row["rps"]) for row in points],
+                      [row.get("rps_max", row["rps"]) - row["rps"] for row in points]]  # fmt: skip
+            throughput.errorbar(clients, rates, yerr=spread, marker="o", color=colors[target], label=target, capsize=3)
+            latency.plot(clients, [row["p99_ms"] for row in points], marker="o", color=colors[target])
+        alone = sorted({(row["clients"], row["pgbench_tps"]) for row in mine if row.get("pgbench_tps")})
+        if alone:
+            throughput.plot(*zip(*alone, strict=True), linestyle="--", color="black", label="database alone")
+        for axes in (throughput, latency):
+            axes.set_xscale("log", base=2)
+            axes.set_xlabel("clients")
+        throughput.set_title(f"{load}: requests per second", fontsize=9, loc="left")
+        latency.set_title(f"{load}: P99 ms", fontsize=9, loc="left")
+        latency.set_yscale("log")
+    grid[0][0].legend(fontsize=7)
+    figure.suptitle("Where each way queues: throughput and P99 as the clients grow", fontsize=10)
+    shared.save(figure, metadata, path)
+
+
+def charts(rows: list[dict], records: list[dict]) -> tuple[str, ...]:
+    swept = any(row["panel"] != row["load"] for row in rows)
+    profiled = any("profile" in record for record in records)
+    return CHARTS + ((SWEEP_CHART,) if swept else ()) + ((PROFILE_CHART,) if profiled else ())
+
+
+def _profiled(records: list[dict]) -> list[dict]:
+    return [record for record in records if record.get("profile") and record.get("app_cpu_ms_per_request")]
+
+
+PROFILE_HEADING = "Where the app's CPU per request goes (py-spy, in each load's first round)"
+PROFILE_CATEGORIES = (*(name for name, _ in profile.CATEGORIES), profile.OTHER)
+
+
+def _profile_table(records: list[dict]) -> tuple[list[str], list[list[str]]]:
+    """Per target and load, the app's CPU per request split by where py-spy found it: ms (share)."""
+    profiled = _profiled(records)
+    shown = [name for name in PROFILE_CATEGORIES if any(name in record["profile"] for record in profiled)]
+    rows = []
+    for record in profiled:
+        total = record["app_cpu_ms_per_request"]
+        cells = [
+            f"{total * record['profile'].get(name, 0):.2f} ({record['profile'].get(name, 0):.0%})" for name in shown
+        ]
+        rows.append([record["load"], record["target"], f"{record['clients']}", f"{total:.2f}", *cells,
+                     str(record["profile_samples"])])  # fmt: skip
+    return ["load", "target", "clients", "app CPU ms / request", *shown, "samples"], rows
+
+
+def _profile_chart(records: list[dict], metadata: dict, path: Path) -> None:
+    """Per load, each target's CPU per request as stacked bars: where py-spy found the server's processes."""
+    profiled = _profiled(records)
+    loads = list(dict.fromkeys(record["load"] for record in profiled))
+    targets = list(dict.fromkeys(record["target"] for record in profiled))
+    palette = plt.get_cmap("tab10").colors
+    colors = {name: palette[i % len(palette)] for i, name in enumerate(PROFILE_CATEGORIES)}
+    figure, panels = plt.subplots(len(loads), 1, figsize=(11, 0.45 * len(targets) * len(loads) + 1.3 * len(loads)))
+    panels = list(panels) if len(loads) > 1 else [panels]
+    for axes, load in zip(panels, loads, strict=True):
+        mine = {record["target"]: record for record in profiled if record["load"] == load}
+        for row, target in enumerate(targets[::-1]):
+            record = mine.get(target)
+            if record is None:
+                continue
+            left = 0.0
+            for name in PROFILE_CATEGORIES:
+                width = record["app_cpu_ms_per_request"] * record["profile"].get(name, 0)
+                if width:
+                    axes.barh(
+                        row,
+                        width,
+                        left=left,
+                        color=colors[name],
+                        label=name if name not in axes.get_legend_handles_labels()[1] else None,
+                    )
+                    left += width
+            axes.text(left, row, f" {left:.2f} ms", va="center", fontsize=7)
+        axes.set_yticks(range(len(targets)), targets[::-1], fontsize=8)
+        axes.set_title(load, fontsize=9, loc="left")
+        axes.set_xlim(0, axes.get_xlim()[1] * 1.15)
+    panels[0].legend(fontsize=7, loc="lower right")
+    panels[-1].set_xlabel("the app's CPU milliseconds per request, by where py-spy sampled it")
+    figure.suptitle("Where a request's CPU goes in the app (py-spy, on-CPU samples)", fontsize=10)
+    shared.save(figure, metadata, path)
+
+
+def _warm_line(records: list[dict]) -> str:
+    """How long each target's first warm-up took until its CPU per request stopped falling."""
+    warmed = [f"{r['target']} {r['warm_up_s']} s" for r in records if r.get("warm_up_s") is not None]
+    return f" Warm-up until the CPU per request stopped falling: {', '.join(warmed)}." if warmed else ""
+
+
 def render(out: Path, document: Document) -> None:
     metadata, records = document.metadata, ordered(document.results)
-    _share_chart(records, metadata, out / CHARTS[0])
-    _cpu_chart(records, metadata, out / CHARTS[1])
+    rows = summarise(records)
+    steady_column = STEADY in columns(rows)
+    _share_chart(rows, metadata, out / CHARTS[0])
+    _cpu_chart(rows, metadata, out / CHARTS[1])
+    drawn = charts(rows, records)
+    if SWEEP_CHART in drawn:
+        _sweep_chart(rows, metadata, out / SWEEP_CHART)
+    profiles, profile_html = [], ""
+    if PROFILE_CHART in drawn:
+        _profile_chart(records, metadata, out / PROFILE_CHART)
+        header, profile_rows = _profile_table(records)
+        profiles = [PROFILE_HEADING + ":", "", shared.markdown_table(header, profile_rows), ""]
+        profile_html = f"<h2>{PROFILE_HEADING}</h2>" + html_page.table(tuple(header), profile_rows)
+    about = _database_line(metadata) + _warm_line(records)
     lines = [
         *shared.head("The bookstore against the database alone", metadata, shared.took(metadata)),
         "",
-        _database_line(metadata),
+        about,
         "",
-        verdict(records),
+        verdict(rows),
         "",
-        shared.markdown_table(COLUMNS, [_row(record) for record in records]),
+        shared.markdown_table(columns(rows), [_row(row, steady_column) for row in rows]),
         "",
-        shared.markdown_table(DETAIL_COLUMNS, [_detail_row(record) for record in records]),
+        shared.markdown_table(DETAIL_COLUMNS, [_detail_row(row) for row in rows]),
         "",
-        METHOD,
+        *profiles,
+        method(records),
         "",
-        *(f"![{chart}]({chart})" for chart in CHARTS),
+        *(f"![{chart}]({chart})" for chart in drawn),
         "",
         *shared.packages(metadata),
     ]
@@ -247,11 +470,12 @@ def render(out: Path, document: Document) -> None:
     html_page.write(
         out, metadata, "bookstore",
         heading="The bookstore against the database alone",
-        verdict=html_page.inline(verdict(records)) + "<br>" + html.escape(_database_line(metadata)),
-        table=html_page.table(COLUMNS, [_row(r) for r in records], records, SORT_KEYS)
+        verdict=html_page.inline(verdict(rows)) + "<br>" + html.escape(about),
+        table=html_page.table(columns(rows), [_row(r, steady_column) for r in rows], rows, SORT_KEYS)
         + "<h2>Memory, writes and the machine</h2>"
-        + html_page.table(DETAIL_COLUMNS, [_detail_row(r) for r in records], records, SORT_KEYS),
-        note=html.escape(METHOD),
-        charts="\n".join(html_page.chart(out / chart) for chart in CHARTS),
+        + html_page.table(DETAIL_COLUMNS, [_detail_row(r) for r in rows], rows, SORT_KEYS)
+        + profile_html,
+        note=html.escape(method(records)),
+        charts="\n".join(html_page.chart(out / chart) for chart in drawn),
         commands=_commands(records),
     )  # fmt: skip

@@ -1,0 +1,92 @@
+"""Where an app's CPU time goes under load: py-spy (a sampling profiler that reads a CPython process's memory from
+outside it, so the app runs unchanged) samples the target's server processes while wrk loads it, from a container
+in the app container's PID namespace (bench/measure/Dockerfile-py-spy). Each sample is put in the category of
+the innermost frame that belongs to a known part (the driver, SQLAlchemy, marshmallow, JSON, Flask and Werkzeug,
+the server); the shares, times the app's measured CPU per request, say what each request's milliseconds are made
+of. On-CPU samples only: a thread waiting on the database or the network is not sampled.
+
+py-spy rather than pyinstrument or cProfile: it needs no change to the app or its server and costs the app little
+(it reads memory without stopping the process, --nonblocking), and it sees every thread and every process a
+server starts. It reads CPython only: PyPy is not profiled."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+from bench.containers.compose import remove_replaced_images
+
+IMAGE = "flask-playground/py-spy"
+HERE = Path(__file__).parent
+RATE = 200  # samples per second per thread: a few thousand in a few seconds, for shares to a percent or so
+
+# By the path of a frame's file: the first category whose marker it holds. C code (psycopg's, the json encoder's)
+# counts as the Python frame that called it.
+CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("driver (psycopg)", ("/psycopg/", "/psycopg_pool/", "/psycopg_binary/")),
+    ("SQLAlchemy", ("/sqlalchemy/",)),
+    ("marshmallow", ("/marshmallow/",)),
+    ("JSON", ("/json/",)),
+    ("Flask and Werkzeug", ("/flask/", "/werkzeug/", "/quart/", "/asgiref/")),
+    (
+        "server",
+        (
+            "/gunicorn/",
+            "/gevent/",
+            "/granian/",
+            "/uvicorn/",
+            "/hypercorn/",
+            "/uwsgi",
+            "/asyncio/",
+            "/selectors.py",
+            "/socket.py",
+            "/socketserver.py",
+            "/threading.py",
+            "/concurrent/",
+        ),
+    ),  # fmt: skip
+    ("the app's code", ("/app/",)),
+)
+OTHER = "other (the standard library, logging, ...)"
+
+
+def category(frame: str) -> str | None:
+    """A frame as py-spy writes it, `function (path:line)`: its category, or None."""
+    path = frame.rsplit("(", 1)[-1]
+    return next((name for name, markers in CATEGORIES if any(marker in path for marker in markers)), None)
+
+
+def classify(stack: str) -> str:
+    """A collapsed stack's category: its innermost frame's that has one."""
+    for frame in reversed(stack.split(";")):
+        found = category(frame)
+        if found:
+            return found
+    return OTHER
+
+
+def shares(collapsed: str) -> tuple[dict[str, float], int]:
+    """Each category's share of the samples, and how many samples there were."""
+    counts: Counter[str] = Counter()
+    for line in collapsed.splitlines():
+        stack, _, number = line.rpartition(" ")
+        if stack and number.isdigit():
+            counts[classify(stack)] += int(number)
+    total = sum(counts.values())
+    ordered = [name for name, _ in CATEGORIES] + [OTHER]
+    return {name: round(counts[name] / total, 4) for name in ordered if counts[name]} if total else {}, total
+
+
+def build_image() -> str:
+    build = ["docker", "build", "--quiet", "--tag", IMAGE, "--file", str(HERE / "Dockerfile-py-spy"), str(HERE)]
+    subprocess.run(build, check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"})
+    remove_replaced_images()
+    return IMAGE
+
+
+def command(container: str, seconds: int, rate: int = RATE) -> list[str]:
+    """The profiler's container, in the app container's PID namespace, allowed to read its processes' memory."""
+    return ["docker", "run", "--rm", "--pid", f"container:{container}", "--cap-add", "SYS_PTRACE",
+            "--network", "none", IMAGE, str(seconds), str(rate)]  # fmt: skip
