@@ -327,7 +327,8 @@ def test_a_tiny_bookstore_run_makes_a_valid_set(small_volume: None, tmp_path: Pa
     targets in turn and the database alone once for both; verified, every write found, rendered."""
     arguments = ["--scale", str(SCALE), "--targets", "bookstore-gunicorn-gevent", "bookstore-granian"]
     arguments += ["--loads", "mixed", "--clients", "8", "--reads-end-with", "rollback", "commit"]
-    assert bookstore.main([*arguments, "--seconds", "3", "--warm-limit", "6", "--out", str(tmp_path)]) == 0
+    arguments += ["--seconds", "3", "--warm-limit", "6", "--profile-seconds", "2"]
+    assert bookstore.main([*arguments, "--out", str(tmp_path)]) == 0
     document = json.loads((tmp_path / "results.json").read_text())
     assert document["metadata"]["mode"] == "bookstore"
     assert document["metadata"]["command"].startswith("python -m bench.modes.bookstore --scale 2100")
@@ -366,6 +367,11 @@ def test_a_tiny_bookstore_run_makes_a_valid_set(small_volume: None, tmp_path: Pa
         assert measured["pg_idle_cpu_ms_per_s"] > 0 and measured["pg_cpu_ms_per_transaction"] > 0, measured
         assert measured["app_cpu_ms_per_request"] > 0 and isinstance(measured["steady"], bool), measured
         assert all(measured[key] > 0 for key in bookstore.PROBES), measured
+    # py-spy found each server's CPU in the ORM and the driver, among the rest, and its samples are in the set.
+    for measured in records:
+        assert measured["profile_samples"] > 50 and measured["profile"]["SQLAlchemy"] > 0.05, measured
+        assert measured["profile"]["driver (psycopg)"] > 0, measured
+        assert (tmp_path / measured["profile_stacks"]).read_text().count("sqlalchemy") > 10
     # Each target's first measurement after its containers were made says how long it warmed up.
     assert all("warm_up_s" in r for r in records) and all(0 < r["warm_up_s"] <= 6 for r in records), records
     markdown = (tmp_path / "results.md").read_text()

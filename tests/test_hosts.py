@@ -196,12 +196,13 @@ def test_an_engine_whose_processes_this_machine_cannot_see_is_sampled_through_it
         assert mine["sampled_on"] == "this machine" and "not_sampled" not in record, mine
         assert record["client"] == mine["client"] == "container" and " flask-playground/ab ab " in record["command"]
         assert record["threads_idle"] > 0 and record["threads_peak"] >= record["threads_idle"], record
-        assert abs(record["threads_peak"] - mine["threads_peak"]) <= THREADS_WITHIN, (name, record, mine)
+        # gthread workers start a pool thread for a request when none is idle, and which workers the kernel hands
+        # the clients' connections (and the healthchecks) to differs from run to run: up to one thread more or
+        # less per worker, on either engine, idle and at the peak.
+        per_worker = record["workers"] if record["mode"] == "sync" else 0
+        assert abs(record["threads_peak"] - mine["threads_peak"]) <= THREADS_WITHIN + per_worker, (name, record, mine)
         assert record["rss_mb_peak"] == pytest.approx(mine["rss_mb_peak"], rel=RSS_WITHIN), (name, record, mine)
-        # gthread workers start their pool's threads on their first requests, and the healthchecks reach some of
-        # the workers before the idle count is taken: up to one thread more per worker, on either engine.
-        idle_within = record["workers"] if record["mode"] == "sync" else 0
-        assert abs(record["threads_idle"] - mine["threads_idle"]) <= idle_within, (name, record, mine)
+        assert abs(record["threads_idle"] - mine["threads_idle"]) <= per_worker, (name, record, mine)
         cpu, cpu_here = (1000 * r["cpu_seconds"] / r["n"] for r in (record, mine))
         assert cpu > 0 and cpu_here > 0, (name, record, mine)
         apart = abs(record["cpu_seconds"] - mine["cpu_seconds"]) <= CPU_TICKS_APART
