@@ -67,12 +67,20 @@ def classify(stack: str) -> str:
     return OTHER
 
 
+def python_frames(stack: str) -> bool:
+    """Whether a stack holds a Python frame: py-spy puts a process's and a thread's name first, as frames without a
+    file (`process 9:"..."`)."""
+    return any(frame.endswith(")") and ".py:" in frame for frame in stack.split(";"))
+
+
 def shares(collapsed: str) -> tuple[dict[str, float], int]:
-    """Each category's share of the samples, and how many samples there were."""
+    """Each category's share of the samples with a Python frame, and how many those were. A sample without one is a
+    thread in native code only (granian's Rust threads): py-spy cannot tell its work from its waiting, so it is
+    left out."""
     counts: Counter[str] = Counter()
     for line in collapsed.splitlines():
         stack, _, number = line.rpartition(" ")
-        if stack and number.isdigit():
+        if stack and number.isdigit() and python_frames(stack):
             counts[classify(stack)] += int(number)
     total = sum(counts.values())
     ordered = [name for name, _ in CATEGORIES] + [OTHER]

@@ -179,7 +179,7 @@ def psql(running: RunningScenario, sql: str) -> str:
     return query(running, DATABASE, sql)
 
 
-def scripts(running: RunningScenario, service: str, scale: int, token: str, reads_end_with: str) -> dict[str, str]:
+def scripts(running: RunningScenario, service: str, scale: int, reads_end_with: str) -> dict[str, str]:
     """The pgbench scripts of this target: the fast read, the list (one template, a variable per offset) and
     the write. Captured at two values of each input, which must give the same SQL; the reads end as the app's do."""
     end = reads_end_with.upper()
@@ -189,7 +189,8 @@ def scripts(running: RunningScenario, service: str, scale: int, token: str, read
     offsets = (PAGE * 3, PAGE * 7)
     captured = [(o, capture(running, service, "GET", f"/author?limit={PAGE}&offset={o}")) for o in offsets]
     pages = pgbench.in_transaction(captured[0][1], pgbench.template(captured, "offset"), end)
-    body = json.dumps(POST_BODY).replace("@@MARKER@@", f"{MARKER_PREFIX}{token}-pgbench")
+    # One marker for every target's pgbench writes: the same script, so that targets can share a reference.
+    body = json.dumps(POST_BODY).replace("@@MARKER@@", f"{MARKER_PREFIX}pgbench")
     written = capture(running, service, "POST", "/author", body)
     write = pgbench.in_transaction(written, pgbench.fixed(written), "COMMIT")
     texts = {"author.sql": pgbench.script(pgbench.Variable("id", 1, scale), reads), "write.sql": "\n".join(write)}
@@ -417,8 +418,9 @@ def measure_database(
         "pgbench_transactions": result.transactions,
         "pgbench_failed": result.failed,
         "pgbench_latency_ms": result.latency_ms,
-        # Postgres's own count, less the healthchecks': pgbench's, give or take the transactions in flight at its end.
-        "pgbench_pg_transactions": round(net.transactions),
+        # Postgres's own count, as for the app: the same statements per transaction as the app's per request, or
+        # pgbench does not stand for the app. Not BEGIN and COMMIT under --protocol prepared: pg_stat_statements
+        # does not count a transaction command sent as a prepared statement.
         "pgbench_statements_per_transaction": _kinds(net.statements, result.transactions),
         "pgbench_pg_cpu_ms_per_transaction": _per(net.cpu_seconds, result.transactions),
         "pgbench_pg_cpu_ms_per_transaction_gross": _per(work.cpu_seconds, result.transactions),
@@ -525,7 +527,7 @@ def prepare(
     """The target's SQL captured into pgbench scripts, then warmed up under the first load it will be measured in."""
     token = secrets.token_hex(4)
     try:
-        texts = scripts(running, target.service, scale, token, ending)
+        texts = scripts(running, target.service, scale, ending)
     except (ScenarioError, pgbench.TemplateError) as error:
         return Prepared(problem=f"not measured: {str(error).splitlines()[0][:300]}")
     remove_writes(running)  # the capture's own write: the data stays SCALE authors
@@ -551,9 +553,10 @@ def measure_target(
     if problem is not None:
         return record
     label = f"{SCENARIO} / {target.name}"
-    progress.show(label, f"{load.name}: warm-up {WARM_SECONDS} s, then wrk -c {load.clients} {duration} s")
+    warming = min(WARM_SECONDS, seconds)
+    progress.show(label, f"{load.name}: warm-up {warming} s, then wrk -c {load.clients} {duration} s")
     where = running.address(target.service)
-    warm = wrk_command(where, running.network(), load, scale, min(WARM_SECONDS, seconds), f"{MARKER_PREFIX}warm")
+    warm = wrk_command(where, running.network(), load, scale, warming, f"{MARKER_PREFIX}warm")
     subprocess.run(warm, capture_output=True)
     postgres_pid = running.main_pid("postgres")
     settle(postgres_pid)
@@ -562,8 +565,8 @@ def measure_target(
     load_token = f"{MARKER_PREFIX}{ready.token}-{load.name}-{load.clients}"
     record |= measure_app(running, target, load, scale, duration, load_token, idle)
     acknowledged = record.pop("acknowledged", [])
-    record["cpu_probe_s_after_wrk"] = host_cpu_probe()
     record["pg_busy_s_after_wrk"] = settle(postgres_pid)
+    record["cpu_probe_s_after_wrk"] = host_cpu_probe()
     if load.writes_per_thousand:
         record |= check_writes(running, load_token.removeprefix(MARKER_PREFIX), acknowledged)
         if len(acknowledged) != record.get("writes_acknowledged") and not record["problem"]:
@@ -727,6 +730,8 @@ def run(
             if ending != created_with:
                 progress.show(SCENARIO, f"recreating the apps with READS_END_WITH={ending}")
                 running.environment["READS_END_WITH"] = created_with = ending
+                for target in targets:  # a paused container cannot take the stop signal: it would wait 35 s
+                    set_paused(running, target.service, False)
                 running.compose("up", "--detach", "--no-deps", *[target.service for target in targets])
                 running.paused.clear()
                 running.wait_healthy()
