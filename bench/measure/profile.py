@@ -3,7 +3,9 @@ outside it, so the app runs unchanged) samples the target's server processes whi
 in the app container's PID namespace (bench/measure/Dockerfile-py-spy). Each sample is put in the category of
 the innermost frame that belongs to a known part (the driver, SQLAlchemy, marshmallow, JSON, Flask and Werkzeug,
 the server); the shares, times the app's measured CPU per request, say what each request's milliseconds are made
-of. On-CPU samples only: a thread waiting on the database or the network is not sampled.
+of. Only the samples of a thread that holds the GIL count (py-spy --gil): Python at work. A thread waiting on the
+database or the network has released it; py-spy's own test of whether a thread is idle took granian's threads
+waiting in psycopg for work.
 
 py-spy rather than pyinstrument or cProfile: it needs no change to the app or its server and costs the app little
 (it reads memory without stopping the process, --nonblocking), and it sees every thread and every process a

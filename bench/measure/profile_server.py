@@ -27,8 +27,11 @@ def server_pid() -> int:
 def main() -> None:
     seconds, rate = sys.argv[1], sys.argv[2]
     output = "/tmp/profile.txt"
+    # --gil: only the samples of a thread holding the GIL, Python at work (a thread waiting on the database
+    # releases it); --nonblocking: read without stopping the process.
     command = ["py-spy", "record", "--pid", str(server_pid()), "--subprocesses", "--duration", seconds,
-               "--rate", rate, "--format", "raw", "--nonblocking", "--gil", "--full-filenames", "--output", output]  # fmt: skip
+               "--rate", rate, "--format", "raw", "--nonblocking", "--gil", "--full-filenames",
+               "--output", output]  # fmt: skip
     finished = subprocess.run(command, capture_output=True, text=True)
     if finished.returncode != 0 or not Path(output).exists():
         sys.exit(f"py-spy failed: {(finished.stderr or finished.stdout).strip()[-500:]}")

@@ -91,6 +91,8 @@ class BookstoreLoad:
     writes_per_thousand: int = 0
     # Longer for the slow loads: a few requests per second, and each measurement counts only the whole ones.
     duration_factor: float = 1.0
+    # The clients of a sweep (--sweep): from below the pool to far past every pool and thread count.
+    sweep: tuple[int, ...] = ()
 
     def first_offset(self, scale: int) -> int:
         return round(scale * (self.offset_share or 0))
@@ -103,9 +105,9 @@ class BookstoreLoad:
 # half a page per client), a share that shrinks with the length of the run.
 DEFAULT_READS_END = "rollback"  # as bookstore.yml's READS_END_WITH: what most apps' reads do
 LOADS = (
-    BookstoreLoad("author", "GET /author/<random id>", 32),
+    BookstoreLoad("author", "GET /author/<random id>", 32, sweep=(8, 32, 128, 512)),
     BookstoreLoad("moderate", "GET /author?limit=20&offset=SCALE/20 + a page", 32, 0.05),
-    BookstoreLoad("slow", "GET /author?limit=20&offset=SCALE/2 + a page", 16, 0.5, duration_factor=1.5),
+    BookstoreLoad("slow", "GET /author?limit=20&offset=SCALE/2 + a page", 16, 0.5, 0, 1.5, (4, 16, 64, 256)),
     BookstoreLoad("mixed", "90 % GET /author/<random id>, 10 % POST /author", 32, writes_per_thousand=100),
 )
 BY_NAME = {load.name: load for load in LOADS}
@@ -313,7 +315,8 @@ def measure_app(
     usage, net = sampler.usage, work.minus(idle)
     app_cpu = None if app_before is None or app_after is None else app_after - app_before
     record |= {
-        "rps": result.rps,
+        "rps": round(result.rps * served / max(1, sum(statuses.values())), 2),  # served: 2xx answers
+        "rps_answered": result.rps,  # every answer, 503s too
         "complete": result.complete,
         "p50_ms": result.p50_ms,
         "p99_ms": result.p99_ms,
@@ -346,13 +349,18 @@ def measure_app(
         "machine_busy": usage.machine_busy,
     }
     record |= not_sampled(running, target, record)
+    # A 503 is the app's own clear answer when its pool had no connection for a request within its timeout: past
+    # the pool, at many clients, that is what the app is built to do, and it counts as refused, not as failed.
+    # A request that failed (reset, timed out) or any other status is a problem; so are mostly 503s.
     problems = []
-    if result.failed or result.non2xx:
+    if result.failed:
         kinds = ", ".join(f"{kind} {count}" for kind, count in result.failure_kinds.items() if count)
-        problems.append(f"wrk counted {result.failed} failures ({kinds or 'none'}) and {result.non2xx} non-2xx")
-    unexpected = {status: count for status, count in statuses.items() if status not in (200, 201)}
-    if unexpected and not result.non2xx:
-        problems.append(f"answers other than 200 and 201: {unexpected}")
+        problems.append(f"wrk counted {result.failed} failures ({kinds or 'none'})")
+    unexpected = {status: count for status, count in statuses.items() if status not in (200, 201, 503)}
+    if unexpected:
+        problems.append(f"answers other than 200, 201 and 503: {unexpected}")
+    if served < statuses.get(503, 0):
+        problems.append(f"more 503s than answers served: {statuses.get(503, 0)} of {sum(statuses.values())}")
     record["problem"] = "; ".join(problems) or None
     return record
 
@@ -472,6 +480,8 @@ class Prepared:
     token: str = ""
     warm_up: dict = field(default_factory=dict)
     problem: str | None = None
+    last_load: str | None = None  # the load of its last measurement: the next one at more clients needs no warm-up
+    idle: dict[int, PostgresWork] = field(default_factory=dict)  # Postgres's idle work beside it, per repeat
 
 
 def set_paused(running: BookstoreScenario, service: str, paused: bool) -> None:
@@ -533,7 +543,7 @@ def prepare(
     remove_writes(running)  # the capture's own write: the data stays SCALE authors
     if verify(target, load, scale) is not None:
         return Prepared(texts, token)  # each measurement verifies, and says why
-    return Prepared(texts, token, warm_up(running, target, load, scale, warm_limit))
+    return Prepared(texts, token, warm_up(running, target, load, scale, warm_limit), last_load=load.name)
 
 
 def measure_target(
@@ -544,8 +554,10 @@ def measure_target(
     seconds: int,
     ready: Prepared,
     progress: Progress,
+    repeat: int,
 ) -> dict:
-    """The target under wrk: verified, warmed, Postgres's idle work measured, then loaded; its writes checked."""
+    """The target under wrk: verified, warmed, Postgres's idle work measured (once a repeat), then loaded; its writes
+    checked."""
     duration = round(seconds * load.duration_factor)
     problem = verify(target, load, scale)
     record = {"verified": problem is None, "problem": problem, "seconds": duration, "pgbench_scripts": {}}
@@ -553,15 +565,20 @@ def measure_target(
     if problem is not None:
         return record
     label = f"{SCENARIO} / {target.name}"
-    warming = min(WARM_SECONDS, seconds)
+    warming = 0 if ready.last_load == load.name else min(WARM_SECONDS, seconds)
+    ready.last_load = load.name
     progress.show(label, f"{load.name}: warm-up {warming} s, then wrk -c {load.clients} {duration} s")
-    where = running.address(target.service)
-    warm = wrk_command(where, running.network(), load, scale, warming, f"{MARKER_PREFIX}warm")
-    subprocess.run(warm, capture_output=True)
+    if warming:
+        warm = wrk_command(
+            running.address(target.service), running.network(), load, scale, warming, f"{MARKER_PREFIX}warm"
+        )
+        subprocess.run(warm, capture_output=True)
     postgres_pid = running.main_pid("postgres")
     settle(postgres_pid)
+    if repeat not in ready.idle:
+        ready.idle[repeat] = measure_idle(running, seconds)
+    idle = ready.idle[repeat]
     record["cpu_probe_s_before"] = host_cpu_probe()
-    idle = measure_idle(running, seconds)
     load_token = f"{MARKER_PREFIX}{ready.token}-{load.name}-{load.clients}"
     record |= measure_app(running, target, load, scale, duration, load_token, idle)
     acknowledged = record.pop("acknowledged", [])
@@ -605,9 +622,8 @@ def measure_round(
         if ready.problem:
             records.append(record | {"verified": False, "problem": ready.problem})
             continue
-        measured = (
-            record | ready.warm_up | measure_target(running, target, load, plan.scale, plan.seconds, ready, progress)
-        )
+        measured = record | ready.warm_up
+        measured |= measure_target(running, target, load, plan.scale, plan.seconds, ready, progress, repeat)
         ready.warm_up = {}  # said once, in the target's first record
         if plan.profile_seconds and repeat == 1 and (load.name, load.clients) in plan.profiled and "rps" in measured:
             progress.show(f"{SCENARIO} / {target.name}", f"{load.name}: profiling for {plan.profile_seconds} s")
@@ -748,6 +764,12 @@ def database_facts(running: RunningScenario) -> dict:
     return {"authors": int(authors), "books": int(books), "size": size}
 
 
+def clients_of(args: argparse.Namespace, load: str) -> list[int]:
+    """The numbers of clients a load runs at: --clients, or its sweep with --sweep, or its own."""
+    own = BY_NAME[load]
+    return list(args.clients or (args.sweep and own.sweep) or [own.clients])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.modes.bookstore", description=__doc__)
     parser.add_argument("--scale", type=int, default=DEFAULT_SCALE, help="authors in the data (its own volume)")
@@ -755,8 +777,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loads", nargs="*", default=list(BY_NAME), choices=BY_NAME, metavar="LOAD")
     parser.add_argument(
         "--clients", nargs="+", type=int, metavar="N",
-        help="every load at each of these numbers of clients (a sweep); default: each load's own",
+        help="every load at each of these numbers of clients; default: each load's own",
     )  # fmt: skip
+    parser.add_argument("--sweep", action="store_true", help="each load at its sweep's clients (author and slow)")
     parser.add_argument("--repeats", type=int, default=1, help="rounds of every load, each with its reference")
     parser.add_argument("--seconds", type=int, default=SECONDS, help="of wrk, and of pgbench, per measurement")
     parser.add_argument(
@@ -784,11 +807,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         raise SystemExit(f"unknown targets {sorted(unknown)}; choose from {[t.name for t in every]}")
     targets = [target for target in every if not args.targets or target.name in args.targets]
-    loads = [
-        replace(BY_NAME[name], clients=clients)
-        for name in args.loads
-        for clients in (args.clients or [BY_NAME[name].clients])
-    ]
+    loads = [replace(BY_NAME[name], clients=clients) for name in args.loads for clients in clients_of(args, name)]
     results = ResultSet("python -m bench.modes.bookstore", "bookstore", arguments, args.out, suffix="-bookstore")
     choose_client("container", "wrk")  # builds wrk's image
     if not shutil.which("docker"):
