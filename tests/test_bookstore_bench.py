@@ -4,10 +4,12 @@ the real database, and a tiny run of the whole mode."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import subprocess
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -113,6 +115,11 @@ def test_loads_and_their_scripts() -> None:
     # At the default size the list loads read the article's pages: offsets 50,000 and 500,000.
     assert bookstore.BY_NAME["moderate"].first_offset(1_000_000) == 50_000
     assert slow.first_offset(1_000_000) == 500_000
+    # A sweep runs the author and slow loads from below their pool to far past it; --clients sets every load's.
+    sweep, given = argparse.Namespace(clients=None, sweep=True), argparse.Namespace(clients=[5], sweep=True)
+    assert bookstore.clients_of(sweep, "author") == [8, 32, 128, 512] and bookstore.clients_of(sweep, "mixed") == [32]
+    assert bookstore.clients_of(given, "slow") == [5]
+    assert bookstore.profiled_clients([replace(slow, clients=c) for c in (4, 16, 64)]) == {("slow", 16)}
     arguments = bookstore.lua_arguments(mixed, 1000, "token")
     assert arguments[:6] == ["mixed", "1000", "0", "50", "100", "token"]
     assert "@@MARKER@@" in json.loads(arguments[6])["name"]
