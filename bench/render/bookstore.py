@@ -12,7 +12,6 @@ import matplotlib
 import matplotlib.pyplot as plt
 
 from bench.loadgen.pgbench import PROTOCOL
-from bench.measure import profile
 from bench.render import html_page, shared
 from bench.render.document import Document
 
@@ -377,13 +376,17 @@ def _profiled(records: list[dict]) -> list[dict]:
 
 
 PROFILE_HEADING = "Where the app's CPU per request goes (py-spy, in each load's first round)"
-PROFILE_CATEGORIES = (*(name for name, _ in profile.CATEGORIES), profile.OTHER)
+
+
+def profile_categories(records: list[dict]) -> list[str]:
+    """The profile's categories in the order the records hold them (the measurement's own order)."""
+    return list(dict.fromkeys(name for record in records for name in record["profile"]))
 
 
 def _profile_table(records: list[dict]) -> tuple[list[str], list[list[str]]]:
     """Per target and load, the app's CPU per request split by where py-spy found it: ms (share)."""
     profiled = _profiled(records)
-    shown = [name for name in PROFILE_CATEGORIES if any(name in record["profile"] for record in profiled)]
+    shown = profile_categories(profiled)
     rows = []
     for record in profiled:
         total = record["app_cpu_ms_per_request"]
@@ -401,7 +404,8 @@ def _profile_chart(records: list[dict], metadata: dict, path: Path) -> None:
     loads = list(dict.fromkeys(record["load"] for record in profiled))
     targets = list(dict.fromkeys(record["target"] for record in profiled))
     palette = plt.get_cmap("tab10").colors
-    colors = {name: palette[i % len(palette)] for i, name in enumerate(PROFILE_CATEGORIES)}
+    categories = profile_categories(profiled)
+    colors = {name: palette[i % len(palette)] for i, name in enumerate(categories)}
     figure, panels = plt.subplots(len(loads), 1, figsize=(11, 0.45 * len(targets) * len(loads) + 1.3 * len(loads)))
     panels = list(panels) if len(loads) > 1 else [panels]
     for axes, load in zip(panels, loads, strict=True):
@@ -411,7 +415,7 @@ def _profile_chart(records: list[dict], metadata: dict, path: Path) -> None:
             if record is None:
                 continue
             left = 0.0
-            for name in PROFILE_CATEGORIES:
+            for name in categories:
                 width = record["app_cpu_ms_per_request"] * record["profile"].get(name, 0)
                 if width:
                     axes.barh(
