@@ -251,12 +251,32 @@ def _cpu_chart(records: list[dict], metadata: dict, path: Path) -> None:
                 axes.plot([app + alone] * 2, [row - 0.4, row + 0.4], color="black", linewidth=2,
                           label="Postgres alone (pgbench)" if row == 0 else None)  # fmt: skip
             axes.text(app + database, row, f" app {app:.2f} + Postgres {database:.2f} ms", va="center", fontsize=7)
+    xlabel, title = (
+        "CPU milliseconds per request (all cores)",
+        "Where the time goes: CPU per request in the app and in Postgres",
+    )
+    _finish(figure, panels, targets, loads, (xlabel, title), metadata, path)
+
+
+def _finish(
+    figure: plt.Figure,
+    panels: list,
+    targets: list[str],
+    headings: list[str],
+    words: tuple[str, str],
+    metadata: dict,
+    path: Path,
+    widen: float = 1.35,
+) -> None:
+    """Each panel's targets down its side and its heading, room for the bars' labels; the legend, the x axis's
+    label and the figure's title (`words`); saved."""
+    for axes, heading in zip(panels, headings, strict=True):
         axes.set_yticks(range(len(targets)), targets[::-1], fontsize=8)
-        axes.set_title(load, fontsize=9, loc="left")
-        axes.set_xlim(0, axes.get_xlim()[1] * 1.35)
+        axes.set_title(heading, fontsize=9, loc="left")
+        axes.set_xlim(0, axes.get_xlim()[1] * widen)
     panels[0].legend(fontsize=7, loc="lower right")
-    panels[-1].set_xlabel("CPU milliseconds per request (all cores)")
-    figure.suptitle("Where the time goes: CPU per request in the app and in Postgres", fontsize=10)
+    panels[-1].set_xlabel(words[0])
+    figure.suptitle(words[1], fontsize=10)
     shared.save(figure, metadata, path)
 
 
@@ -400,14 +420,11 @@ def _profile_table(records: list[dict]) -> tuple[list[str], list[list[str]]]:
 
 def _profile_chart(records: list[dict], metadata: dict, path: Path) -> None:
     """Per load, each target's CPU per request as stacked bars: where py-spy found the server's processes."""
-    profiled = _profiled(records)
-    loads = list(dict.fromkeys(record["load"] for record in profiled))
-    targets = list(dict.fromkeys(record["target"] for record in profiled))
+    profiled = [record | {"panel": record["load"]} for record in _profiled(records)]
+    figure, panels, loads, targets = _panels(profiled, 11)
     palette = plt.get_cmap("tab10").colors
     categories = profile_categories(profiled)
     colors = {name: palette[i % len(palette)] for i, name in enumerate(categories)}
-    figure, panels = plt.subplots(len(loads), 1, figsize=(11, 0.45 * len(targets) * len(loads) + 1.3 * len(loads)))
-    panels = list(panels) if len(loads) > 1 else [panels]
     for axes, load in zip(panels, loads, strict=True):
         mine = {record["target"]: record for record in profiled if record["load"] == load}
         for row, target in enumerate(targets[::-1]):
@@ -427,13 +444,9 @@ def _profile_chart(records: list[dict], metadata: dict, path: Path) -> None:
                     )
                     left += width
             axes.text(left, row, f" {left:.2f} ms", va="center", fontsize=7)
-        axes.set_yticks(range(len(targets)), targets[::-1], fontsize=8)
-        axes.set_title(load, fontsize=9, loc="left")
-        axes.set_xlim(0, axes.get_xlim()[1] * 1.15)
-    panels[0].legend(fontsize=7, loc="lower right")
-    panels[-1].set_xlabel("the app's CPU milliseconds per request, by where py-spy sampled it")
-    figure.suptitle("Where a request's CPU goes in the app (py-spy, on-CPU samples)", fontsize=10)
-    shared.save(figure, metadata, path)
+    words = ("the app's CPU milliseconds per request, by where py-spy sampled it",
+             "Where a request's CPU goes in the app (py-spy, samples of threads holding the GIL)")  # fmt: skip
+    _finish(figure, panels, targets, loads, words, metadata, path, widen=1.15)
 
 
 def _warm_line(records: list[dict]) -> str:
