@@ -355,6 +355,8 @@ def test_a_tiny_bookstore_run_makes_a_valid_set(small_volume: None, tmp_path: Pa
     for measured in records:
         assert measured["ok"], measured
         assert (measured["clients"], measured["db_clients"], measured["repeat"]) == (8, 8, 1), measured
+        # Its own sessions (the other target, paused, keeps its pool's open): its pool and a health check's a process.
+        assert 1 <= measured["pg_busy_peak"] <= 8 and measured["pg_sessions_peak"] <= 16 + measured["workers"], measured
         assert measured["rps"] > 5 and measured["pgbench_tps"] > 5, measured
         assert measured["vs_database"] == pytest.approx(measured["rps"] / measured["pgbench_tps"], abs=0.001)
         # Every acknowledged write is in the database, looked up by its marker; a row without its 201 was in

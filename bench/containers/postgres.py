@@ -43,34 +43,46 @@ def statements_so_far(running: RunningScenario, database: str) -> dict[str, int]
     return {kind: int(calls) for kind, calls in json.loads(query(running, database, STATEMENT_KINDS)).items()}
 
 
-def busy_sessions(postgres_pid: int) -> int:
-    """Client backends doing something: in a query or in a transaction. Read from their process titles, which
-    show what pg_stat_activity's state does."""
-    busy = 0
+def client_sessions(postgres_pid: int, client: str | None = None) -> tuple[int, int]:
+    """Client backends open, and those doing something (in a query or in a transaction), of every client or of
+    the one at address `client`. Read from their process titles (`postgres: user db 172.18.0.3(40412) idle`),
+    which show what pg_stat_activity's state does."""
+    opened = busy = 0
+    mine = None if client is None else f" {client}(".encode()
     for pid in server_pids(postgres_pid):
         try:
             title = Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0")
         except OSError:
             continue
-        busy += bool(CLIENT_BACKEND.match(title)) and not title.endswith(b" idle")
-    return busy
+        if CLIENT_BACKEND.match(title) and (mine is None or mine in title):
+            opened += 1
+            busy += not title.endswith(b" idle")
+    return opened, busy
+
+
+def busy_sessions(postgres_pid: int) -> int:
+    return client_sessions(postgres_pid)[1]
 
 
 class PostgresSampler(Sampler):
     """The harness's Sampler (the app's processes: CPU, RSS, threads; Postgres's client sessions), and also the
-    peak of Postgres's busy sessions and of its container's memory."""
+    peaks of Postgres's sessions open and busy, of every client or of the one at address `client` (other apps may
+    keep idle connections open beside it), and of its container's memory."""
 
-    def __init__(self, server_pid: int | None, postgres_pid: int, postgres_container: str) -> None:
+    def __init__(
+        self, server_pid: int | None, postgres_pid: int, postgres_container: str, client: str | None = None
+    ) -> None:
         # A load with no server process (pgbench): Postgres's main process stands in, and only its figures count.
         super().__init__(server_pid or postgres_pid, postgres_pid)
-        self.postgres_container = postgres_container
-        self.busy_peak = 0
+        self.postgres_container, self.client = postgres_container, client
+        self.busy_peak = self.sessions_peak = 0
         self.postgres_memory_mb_peak: float | None = None
 
     def _sample(self, starting: bool = False) -> None:
         super()._sample(starting)
         assert self.postgres_pid is not None
-        self.busy_peak = max(self.busy_peak, busy_sessions(self.postgres_pid))
+        opened, busy = client_sessions(self.postgres_pid, self.client)
+        self.sessions_peak, self.busy_peak = max(self.sessions_peak, opened), max(self.busy_peak, busy)
         memory = container_memory_mb(self.postgres_container)
         if memory is not None:
             self.postgres_memory_mb_peak = max(self.postgres_memory_mb_peak or 0, memory)

@@ -297,7 +297,8 @@ def measure_app(
     containers = running.container_ids()
     app, postgres = containers[target.service], containers["postgres"]
     command = wrk_command(running.address(target.service), running.network(), load, scale, seconds, token)
-    sampler = PostgresSampler(running.main_pid(target.service), running.main_pid("postgres"), postgres)
+    where = running.address(target.service)  # its sessions only: the paused targets keep theirs open
+    sampler = PostgresSampler(running.main_pid(target.service), running.main_pid("postgres"), postgres, where)
     with postgres_work(running) as work:
         app_before = container_cpu_seconds(app)
         with sampler:
@@ -344,7 +345,7 @@ def measure_app(
         "app_rss_mb_peak": usage.rss_mb_peak,
         "app_threads_peak": usage.threads_peak,
         "pg_memory_mb_peak": sampler.postgres_memory_mb_peak,
-        "pg_sessions_peak": usage.pg_sessions_peak,
+        "pg_sessions_peak": sampler.sessions_peak,
         "pg_busy_peak": sampler.busy_peak,
         "machine_busy": usage.machine_busy,
     }

@@ -52,8 +52,28 @@ NET_OF_IDLE = (
 )
 
 
+# Sets made in rounds (records with a repeat): the targets side by side, all but one paused.
+METHOD_ROUNDS = (
+    "Every target's containers ran together, all but the one measured paused (no CPU, no healthcheck; each keeps"
+    " its pool and its JIT's work). A round: one load at one number of clients, each target in turn (one request of"
+    " each kind verified against the data, a warm-up, then wrk for the set's seconds from a container on the"
+    " scenario's network, bench/modes/bookstore.lua drawing random ids over the whole table, random pages near the"
+    " offset, writes each with a unique marker), then, every app paused, pgbench running the same SQL, captured from"
+    " the targets, for as long, from a container of the postgres image on the same network, with as many clients as"
+    " the database could see from a target at once (its pool, fewer clients or fewer threads), once for all the"
+    " targets with the same scripts, clients and protocol: 'database alone'. Share of the database: the target's"
+    " requests served (2xx) per second over pgbench's transactions per second, one transaction being one request's"
+    " SQL; a 503 (the pool had no connection in time) is a request refused. App CPU: the server's processes, from"
+    " /proc. Postgres CPU: its container's cgroup, every backend, ended ones too. DB connections: the target's"
+    " client backends by their process titles, busy (in a query or a transaction) / open. CPU probe: a fixed Python"
+    " loop on the host (best of 3), before and after each wrk and each pgbench; steady when all four of a"
+    " measurement kept within 1.25x."
+)
+
+
 def method(records: list[dict]) -> str:
-    return METHOD + (" " + NET_OF_IDLE if any("pg_idle_cpu_ms_per_s" in record for record in records) else "")
+    text = METHOD_ROUNDS if any("repeat" in record for record in records) else METHOD
+    return text + (" " + NET_OF_IDLE if any("pg_idle_cpu_ms_per_s" in record for record in records) else "")
 
 
 def _number(value: float | None, form: str = "{:.2f}") -> str:
