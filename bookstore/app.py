@@ -11,14 +11,16 @@ database is down or the pool has no free connection, 504 when a statement ran pa
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import ladder
 from db import READS_END_WITH, database_failure, health_connection, make_engine, make_health_engine
 from flask import Flask, request
 from marshmallow import ValidationError
-from models import Author, Book, page_of_authors
+from models import Author, page_of_authors
 from schemas import (
     LARGEST_ID,
     MAX_BODY,
@@ -31,7 +33,7 @@ from schemas import (
     query_integer,
 )
 from sqlalchemy import text
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session
 from werkzeug.exceptions import HTTPException, NotFound
 
 engine = make_engine()
@@ -51,11 +53,9 @@ def reading() -> Iterator[Session]:
             session.commit()
 
 
-def author_by_id(session: Session, author_id: int) -> Author | None:
-    # Two statements, each with the author id as its only input: the author by primary key, then their books
-    # joined to their genres (selectinload with one parent sends "author_id IN (<id>)"). selectinload on the
-    # genres too would send a list of book ids, which the harness could not replay with pgbench.
-    return session.get(Author, author_id, options=[selectinload(Author.books).joinedload(Book.genres)])
+# How GET /author/<id> reads and answers: as the app was written, unless a rung of the ladder says otherwise.
+find_author = ladder.author_finder()
+author_answer = ladder.author_answer()
 
 
 @app.get("/author/<int:author_id>")
@@ -65,10 +65,10 @@ def get_author(author_id: int) -> Any:
     # Marshalled after the session closes: its connection goes back to the pool as soon as the rows are read,
     # not after the Python work on them, so the pool's connections measure time in the database.
     with reading() as session:
-        author = author_by_id(session, author_id)
+        author = find_author(session, author_id)
     if author is None:
         raise NotFound(f"no author with id {author_id}")
-    return author_schema.dump(author)
+    return author_answer(author)
 
 
 @app.get("/author")
@@ -112,3 +112,7 @@ def database_error(error: Exception) -> tuple[dict[str, str], int]:
         app.logger.exception("unexpected error")
         return {"error": "internal error"}, 500
     return json_error(answer)
+
+
+if ladder.GC_FREEZE:  # last: everything the start-up made is in memory now, and stays
+    gc.freeze()

@@ -51,10 +51,13 @@ def bookstore_targets() -> list[Target]:
     ]
 
 
-TARGETS = bookstore_targets()
+EVERY_TARGET = bookstore_targets()
+TARGETS = [target for target in EVERY_TARGET if target.rung is None]  # the ways of serving
+RUNGS = [target for target in EVERY_TARGET if target.rung is not None]  # the ladder (bookstore/ladder.py)
 TARGET_PARAMS = [pytest.param(target, id=target.name) for target in TARGETS]
-HEALTH_CONNECTIONS = sum(target.workers for target in TARGETS)  # GET /health's own: one per process
-TOTAL_POOL = sum(target.db_pool for target in TARGETS)
+EVERY_PARAM = [pytest.param(target, id=target.name) for target in EVERY_TARGET]
+HEALTH_CONNECTIONS = sum(target.workers for target in EVERY_TARGET)  # GET /health's own: one per process
+TOTAL_POOL = sum(target.db_pool for target in EVERY_TARGET)
 
 
 # The generator's formulas (bookstore/db/10-bookstore.sh), in Python.
@@ -100,6 +103,7 @@ class Bookstore(RunningScenario):
             **os.environ,
             "BOOKSTORE_SCALE": str(SCALE),
             "POSTGRES_STATEMENT_TIMEOUT": str(STATEMENT_TIMEOUT),
+            "COMPOSE_PROFILES": "ladder",  # the ladder's rungs too: each must serve the same JSON
         }
 
     def psql(self, sql: str) -> str:
@@ -133,7 +137,7 @@ def test_the_generator_makes_the_formulas_rows(bookstore: Bookstore) -> None:
     assert books == SCALE * 10  # i % 21 averages 10 over whole cycles of 21
 
 
-@pytest.mark.parametrize("target", TARGET_PARAMS)
+@pytest.mark.parametrize("target", EVERY_PARAM)
 def test_an_author_is_exactly_the_formulas(bookstore: Bookstore, target: Target) -> None:
     for author_id in (1, 20, 21, 41, SCALE):  # 1 book, 20, none, 20 (the most), none
         response = requests.get(url(target, f"/author/{author_id}"), timeout=10)
@@ -216,7 +220,7 @@ def test_bad_input_is_a_4xx_with_a_message(bookstore: Bookstore, target: Target)
         assert "\n" not in response.text.strip(), response.text  # one line, never a traceback
 
 
-@pytest.mark.parametrize("target", TARGET_PARAMS)
+@pytest.mark.parametrize("target", EVERY_PARAM)
 def test_a_written_author_reads_back(bookstore: Bookstore, target: Target) -> None:
     name = f"Written through {target.name} {uuid.uuid4()}"
     response = requests.post(url(target, "/author"), json=new_author(name), timeout=10)
@@ -589,3 +593,19 @@ def test_reads_that_roll_back_are_never_prepared_and_reads_that_commit_are(books
         # The reads commit; a ROLLBACK comes only from SQLAlchemy's checks on a new process's first connection.
         assert seen["statement", "", "COMMIT"] >= requests and seen["statement", "", "ROLLBACK"] <= 2, seen
         print(f"{target.name}: as is {dict(as_is[target.name])}; reads that commit {dict(seen)}")
+
+
+def test_each_rung_of_the_ladder_reads_as_it_says(bookstore: Bookstore) -> None:
+    """From the ladder's first rung on, reads commit and run from prepared statements once warm; from its second,
+    one statement a request instead of two (the author joined to their books and genres)."""
+    requests = 40
+    with statements_logged(bookstore):
+        seen = {rung.name: how_reads_arrive(bookstore, rung, requests) for rung in RUNGS}
+    for rung in RUNGS:
+        found = seen[rung.name]
+        per_request = 2 if rung.rung < 2 else 1
+        executed = found["execute", "unnamed", "SELECT"] + found["execute", "named", "SELECT"]
+        # SQLAlchemy's first connection of a process adds a few statements of its own.
+        assert per_request * requests <= executed <= per_request * requests + 10, (rung.name, found)
+        assert found["execute", "named", "SELECT"] >= per_request * requests // 2, (rung.name, found)
+        assert found["statement", "", "COMMIT"] >= requests, (rung.name, found)

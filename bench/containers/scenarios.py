@@ -145,6 +145,10 @@ class Target:
     variant: str | None = None
     setting: str | None = None
     db_pool: int | None = None  # the bookstore: connections the target's pool may hold, all processes together
+    # The bookstore's ladder: the rung's number (the unchanged app is 0), and the ending of its reads, which the
+    # rung's service fixes (None: the run's READS_END_WITH).
+    rung: int | None = None
+    reads_end_with: str | None = None
 
     @property
     def concurrency(self) -> int | None:

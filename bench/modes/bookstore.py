@@ -150,7 +150,8 @@ class BookstoreScenario(RunningScenario):
     def __init__(self, environment: dict[str, str], services: list[str]) -> None:
         # RunningScenario's own settings, without looking the name up: the first start generates the data.
         self.scenario, self.file, self.build, self.ready_timeout = SCENARIO, COMPOSE_FILE, True, 1800.0
-        self.environment = {**os.environ, **environment}
+        # The ladder's profile: its services are started only when named, and removed with the rest at the end.
+        self.environment = {**os.environ, **environment, "COMPOSE_PROFILES": "ladder"}
         self._seen = {}  # RunningScenario.sees_processes asks once per service
         self.started = services  # and Postgres, which they depend on: only what is measured is built and started
         self.paused: set[str] = set()
@@ -165,13 +166,26 @@ class BookstoreScenario(RunningScenario):
 
 
 def bookstore_targets(environment: dict[str, str]) -> list[Target]:
-    """The x-targets of bookstore.yml, as bench.containers.scenarios.load_targets reads a scenario's."""
+    """The x-targets of bookstore.yml, as bench.containers.scenarios.load_targets reads a scenario's: the ways of
+    serving, then the ladder's rungs."""
     document = yaml.safe_load(COMPOSE_FILE.read_text())
     settings = {**os.environ, **environment}
     return [
         Target(scenario=SCENARIO, **{key: interpolate(value, settings) for key, value in entry.items()})
         for entry in document["x-targets"]
     ]
+
+
+LADDER_BASE = "bookstore-gunicorn-gevent"  # the unchanged app, the ladder's first rung (bookstore/ladder.py)
+
+
+def chosen_targets(every: list[Target], names: list[str] | None, ladder: bool) -> list[Target]:
+    """The targets named, or by default the ways of serving; with ladder, the unchanged app as rung 0 and the
+    rungs."""
+    if ladder:
+        return [replace(target, rung=0) if target.name == LADDER_BASE else target
+                for target in every if target.rung is not None or target.name == LADDER_BASE]  # fmt: skip
+    return [target for target in every if target.name in names] if names else [t for t in every if t.rung is None]
 
 
 # --- The scenario: one target alone, its captured SQL, Postgres's own queries ---------------------------------
@@ -452,12 +466,14 @@ def check_writes(running: RunningScenario, token: str, acknowledged: list[str]) 
     }
 
 
-def describe(target: Target, load: BookstoreLoad, scale: int, seconds: int, reads_end_with: str) -> dict:
+def describe(target: Target, load: BookstoreLoad, scale: int, seconds: int, run_ending: str) -> dict:
     described = target.describe()
-    if reads_end_with != DEFAULT_READS_END:  # named after what ran, as make bench names a variant
-        described["target"] = f"{target.name} READS_END_WITH={reads_end_with}"
+    reads_end_with = target.reads_end_with or run_ending  # a rung of the ladder fixes its own
+    if reads_end_with != DEFAULT_READS_END and not target.reads_end_with:  # named after what ran, as make bench
+        described["target"] = f"{target.name} READS_END_WITH={reads_end_with}"  # names a variant
     return {
         **described,
+        "rung": target.rung,
         "reads_end_with": reads_end_with,
         "pgbench_protocol": pgbench.PROTOCOL[reads_end_with],
         "db_pool": target.db_pool,
@@ -618,7 +634,8 @@ def measure_round(
             continue
         if target.name not in prepared:
             progress.show(f"{SCENARIO} / {target.name}", f"capturing its SQL, warming up (at most {plan.warm_limit} s)")
-            prepared[target.name] = prepare(running, target, load, plan.scale, ending, plan.warm_limit)
+            own_ending = record["reads_end_with"]
+            prepared[target.name] = prepare(running, target, load, plan.scale, own_ending, plan.warm_limit)
         ready = prepared[target.name]
         if ready.problem:
             records.append(record | {"verified": False, "problem": ready.problem})
@@ -797,17 +814,24 @@ def main(argv: list[str] | None = None) -> int:
         "--profile-seconds", type=int, default=PROFILE_SECONDS, metavar="SECONDS",
         help="py-spy on each target for this long in each load's first round (0: no profile)",
     )  # fmt: skip
+    parser.add_argument(
+        "--ladder", action="store_true",
+        help="the ladder instead of the ways of serving: the unchanged one-process gevent target, then each rung of"
+        " bookstore/ladder.py's changes (with --loads author, its endpoint)",
+    )  # fmt: skip
     parser.add_argument("--out", type=Path)
     arguments = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(arguments)
     if args.repeats < 1 or any(clients < 1 for clients in args.clients or []):
         parser.error("--repeats and --clients take numbers of at least 1")
+    if args.ladder and (args.targets or len(args.reads_end_with) > 1):
+        parser.error("--ladder chooses its targets, and each rung its own ending of the reads")
     environment = {"BOOKSTORE_SCALE": str(args.scale), "READS_END_WITH": args.reads_end_with[0]}
     every = bookstore_targets(environment)
     unknown = set(args.targets or []) - {target.name for target in every}
     if unknown:
         raise SystemExit(f"unknown targets {sorted(unknown)}; choose from {[t.name for t in every]}")
-    targets = [target for target in every if not args.targets or target.name in args.targets]
+    targets = chosen_targets(every, args.targets, args.ladder)
     loads = [replace(BY_NAME[name], clients=clients) for name in args.loads for clients in clients_of(args, name)]
     results = ResultSet("python -m bench.modes.bookstore", "bookstore", arguments, args.out, suffix="-bookstore")
     choose_client("container", "wrk")  # builds wrk's image
