@@ -469,6 +469,32 @@ def _profile_chart(records: list[dict], metadata: dict, path: Path) -> None:
     _finish(figure, panels, targets, loads, words, metadata, path, widen=1.15)
 
 
+LADDER_HEADING = "The ladder: each rung one change more than the one above it"
+LADDER_COLUMNS = (
+    "rung", "target", "load", "requests/s", "× the rung above", "share of the database", "P99 ms",
+    "app CPU ms / request", "Postgres CPU ms / request", "Postgres statements / request",
+)  # fmt: skip
+
+
+def _ladder_table(rows: list[dict]) -> list[list[str]]:
+    """The rungs in order, per load and clients: each row's median throughput over the rung above's."""
+    table = []
+    for panel in dict.fromkeys(row["panel"] for row in rows):
+        rungs = sorted((row for row in rows if row["panel"] == panel and row.get("rung") is not None),
+                       key=lambda row: row["rung"])  # fmt: skip
+        above = None
+        for row in rungs:
+            gain = row["rps"] / above["rps"] if above and row.get("rps") and above.get("rps") else None
+            statements = sum((row.get("pg_statements_per_request") or {}).values()) or None
+            table.append([
+                str(row["rung"]), row["target"], panel, _row(row)[5], _number(gain, "×{:.2f}"), _row(row)[7],
+                _number(row.get("p99_ms"), "{:.0f}"), _number(row.get("app_cpu_ms_per_request")),
+                _number(row.get("pg_cpu_ms_per_request")), _number(statements, "{:.1f}"),
+            ])  # fmt: skip
+            above = row
+    return table
+
+
 def _warm_line(records: list[dict]) -> str:
     """How long each target's first warm-up took until its CPU per request stopped falling."""
     warmed = [f"{r['target']} {r['warm_up_s']} s" for r in records if r.get("warm_up_s") is not None]
@@ -491,6 +517,10 @@ def render(out: Path, document: Document) -> None:
         profiles = [PROFILE_HEADING + ":", "", shared.markdown_table(header, profile_rows), ""]
         profile_html = f"<h2>{PROFILE_HEADING}</h2>" + html_page.table(tuple(header), profile_rows)
     about = _database_line(metadata) + _warm_line(records)
+    ladder = _ladder_table(rows)
+    if ladder:
+        profiles = [LADDER_HEADING + ":", "", shared.markdown_table(LADDER_COLUMNS, ladder), "", *profiles]
+        profile_html = f"<h2>{LADDER_HEADING}</h2>" + html_page.table(LADDER_COLUMNS, ladder) + profile_html
     lines = [
         *shared.head("The bookstore against the database alone", metadata, shared.took(metadata)),
         "",
