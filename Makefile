@@ -69,11 +69,12 @@ slowclients: $(PYTHON) ## half-sent heads, trickled bodies, idle keep-alive: how
 labs: $(PYTHON) ## the failure labs: how gevent fails, each lab broken and fixed side by side (docs/labs.md) (LABS="late-patch ..." OUT=)
 	$(PYTHON) -m bench.modes.labs $(if $(LABS),--labs $(LABS)) $(if $(OUT),--out $(OUT))
 
-bookstore: $(PYTHON) ## the bookstore app served each way, each load beside pgbench running the same SQL: the database's own limit (SCALE=1000000 TARGETS= LOADS="author moderate slow mixed" CLIENTS= (each load its own) SWEEP=1 (author and slow over their clients) REPEAT=1 SECONDS=12 WARM_LIMIT=120 READS_END_WITH=rollback OUT=; READS_END_WITH="rollback commit" measures both; LADDER=1 LOADS=author: the ladder's rungs instead of the ways)
+bookstore: $(PYTHON) ## the bookstore app served each way, each load beside pgbench running the same SQL: the database's own limit (SCALE=1000000 TARGETS= LOADS="author moderate slow mixed" CLIENTS= (each load its own) SWEEP=1 (author and slow over their clients) REPEAT=1 SECONDS=12 WARM_LIMIT=120 READS_END_WITH=rollback OUT=; READS_END_WITH="rollback commit" measures both; LADDER=1 LOADS=author: the ladder's rungs instead of the ways; AT_APP_RATE=1: pgbench also at each target's rate)
 	$(PYTHON) -m bench.modes.bookstore --scale $(or $(SCALE),1000000) $(if $(TARGETS),--targets $(TARGETS)) \
 	  $(if $(LOADS),--loads $(LOADS)) $(if $(CLIENTS),--clients $(CLIENTS)) $(if $(SWEEP),--sweep) $(if $(REPEAT),--repeats $(REPEAT)) \
 	  $(if $(SECONDS),--seconds $(SECONDS)) $(if $(WARM_LIMIT),--warm-limit $(WARM_LIMIT)) \
-	  $(if $(READS_END_WITH),--reads-end-with $(READS_END_WITH)) $(if $(LADDER),--ladder) $(if $(OUT),--out $(OUT))
+	  $(if $(READS_END_WITH),--reads-end-with $(READS_END_WITH)) $(if $(LADDER),--ladder) $(if $(AT_APP_RATE),--at-app-rate) \
+	  $(if $(OUT),--out $(OUT))
 
 incidents: $(PYTHON) ## what each production server loses to a reload, a killed worker or container, a replaced container, a deploy, recycled workers: every request on a timeline (TARGETS= EVENTS= REPEAT=1 CLIENTS=100 SECONDS=12 OUT=; docs/incidents.md)
 	$(PYTHON) -m bench.modes.incidents $(if $(TARGETS),--targets $(TARGETS)) $(if $(EVENTS),--events $(EVENTS)) \

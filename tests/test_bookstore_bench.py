@@ -108,6 +108,23 @@ def test_pgbench_reports() -> None:
     assert command[command.index("--jobs") + 1] == "1"  # pgbench refuses more threads than clients
 
 
+def test_the_ladder_is_the_unchanged_app_then_its_rungs() -> None:
+    every = bookstore.bookstore_targets({})
+    ways = bookstore.chosen_targets(every, None, ladder=False)
+    assert ways and all(target.rung is None and target.reads_end_with is None for target in ways)
+    ladder = bookstore.chosen_targets(every, None, ladder=True)
+    assert [target.rung for target in ladder] == list(range(len(ladder))) and len(ladder) >= 6
+    assert ladder[0].name == bookstore.LADDER_BASE and ladder[0].reads_end_with is None  # the app as written
+    assert all(target.reads_end_with == "commit" for target in ladder[1:])  # from the first rung on
+    # A rung's records say the ending it fixes, whatever the run's; the ways' say the run's.
+    record = bookstore.describe(ladder[1], bookstore.BY_NAME["author"], 1000, 3, "rollback")
+    assert (record["reads_end_with"], record["pgbench_protocol"], record["rung"]) == ("commit", "prepared", 1)
+    assert record["target"] == ladder[1].name
+    paced = pgbench.command({"/scripts/author.sql": 100}, 16, 8, "bookstore", "prepared", rate=241.37)
+    assert paced[paced.index("--rate") + 1] == "241.4"
+    assert "--rate" not in pgbench.command({"/scripts/author.sql": 100}, 16, 8, "bookstore", "prepared")
+
+
 def test_loads_and_their_scripts() -> None:
     mixed, slow = bookstore.BY_NAME["mixed"], bookstore.BY_NAME["slow"]
     assert bookstore.weights(mixed) == {"author.sql": 90, "write.sql": 10}
@@ -334,7 +351,7 @@ def test_a_tiny_bookstore_run_makes_a_valid_set(small_volume: None, tmp_path: Pa
     targets in turn and the database alone once for both; verified, every write found, rendered."""
     arguments = ["--scale", str(SCALE), "--targets", "bookstore-gunicorn-gevent", "bookstore-granian"]
     arguments += ["--loads", "mixed", "--clients", "8", "--reads-end-with", "rollback", "commit"]
-    arguments += ["--seconds", "3", "--warm-limit", "3", "--profile-seconds", "1"]
+    arguments += ["--seconds", "3", "--warm-limit", "3", "--profile-seconds", "1", "--at-app-rate"]
     assert bookstore.main([*arguments, "--out", str(tmp_path)]) == 0
     document = json.loads((tmp_path / "results.json").read_text())
     assert document["metadata"]["mode"] == "bookstore"
@@ -380,6 +397,10 @@ def test_a_tiny_bookstore_run_makes_a_valid_set(small_volume: None, tmp_path: Pa
         assert measured["pg_idle_cpu_ms_per_s"] > 0 and measured["pg_cpu_ms_per_transaction"] > 0, measured
         assert measured["app_cpu_ms_per_request"] > 0 and isinstance(measured["steady"], bool), measured
         assert all(measured[key] > 0 for key in bookstore.PROBES), measured
+        # pgbench paced to the target's own rate got that rate, and says what Postgres spent per transaction then.
+        assert "--rate" in measured["pgbench_at_app_rate_command"], measured
+        assert measured["pgbench_at_app_rate_tps"] == pytest.approx(measured["rps"], rel=0.25), measured
+        assert measured["pgbench_at_app_rate_pg_cpu_ms_per_transaction"] > 0, measured
     # py-spy found each server's CPU in the ORM and the driver, among the rest, and its samples are in the set.
     for measured in records:
         assert measured["profile_samples"] > 50 and measured["profile"]["SQLAlchemy"] > 0.05, measured

@@ -173,13 +173,17 @@ def parse(text: str) -> PgbenchResult:
 PROTOCOL = {"rollback": "extended", "commit": "prepared"}
 
 
-def command(scripts: dict[str, int], clients: int, seconds: int, database: str, protocol: str) -> list[str]:
+def command(
+    scripts: dict[str, int], clients: int, seconds: int, database: str, protocol: str, rate: float | None = None
+) -> list[str]:
     """pgbench's arguments: each script (a path) with its weight, sent the way the app sends them (PROTOCOL).
-    Two threads, one per core, or one for one client."""
+    Two threads, one per core, or one for one client. With a rate, pgbench paces its transactions to that many a
+    second (spread over the clients) instead of sending each as soon as the last one ended."""
     weighted = [part for path, weight in scripts.items() for part in ("--file", f"{path}@{weight}")]
+    paced = ["--rate", f"{rate:.1f}"] if rate else []
     return [
         "pgbench", "--no-vacuum", "--protocol", protocol, "--client", str(clients),
-        "--jobs", str(min(2, clients)), "--time", str(seconds), *weighted, database,
+        "--jobs", str(min(2, clients)), "--time", str(seconds), *paced, *weighted, database,
     ]  # fmt: skip
 
 

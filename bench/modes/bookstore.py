@@ -420,11 +420,11 @@ def measure_database(
     script_dir: Path,
     protocol: str,
     idle: PostgresWork,
+    rate: float | None = None,
 ) -> dict:
     postgres = running.container_ids()["postgres"]
-    inside = pgbench.command(
-        {f"/scripts/{name}": weight for name, weight in weights(load).items()}, clients, seconds, DATABASE, protocol
-    )
+    scripts_in = {f"/scripts/{name}": weight for name, weight in weights(load).items()}
+    inside = pgbench.command(scripts_in, clients, seconds, DATABASE, protocol, rate)
     password = running.environment.get("POSTGRES_PASSWORD") or "playground"
     command = pgbench.container_command(inside, running.network(), script_dir, password, POSTGRES_IMAGE)
     sampler = PostgresSampler(None, running.main_pid("postgres"), postgres)
@@ -510,9 +510,7 @@ def set_paused(running: BookstoreScenario, service: str, paused: bool) -> None:
 def activate(running: BookstoreScenario, target: Target, targets: list[Target], timeout: float = 120) -> None:
     """The target running and healthy, every other target paused: a paused container takes no CPU and sends
     Postgres no healthcheck, and keeps its pool, its caches and its JIT's work for its next turn."""
-    for other in targets:
-        if other.service != target.service:
-            set_paused(running, other.service, True)
+    pause_all(running, [other for other in targets if other.service != target.service])
     set_paused(running, target.service, False)
     deadline = time.monotonic() + timeout
     while running.health().get(target.service) != "healthy":
@@ -577,8 +575,8 @@ def measure_target(
     checked."""
     duration = round(seconds * load.duration_factor)
     problem = verify(target, load, scale)
-    record = {"verified": problem is None, "problem": problem, "seconds": duration, "pgbench_scripts": {}}
-    record["pgbench_scripts"] = {name: ready.texts[name] for name in weights(load)}
+    scripts_run = {name: ready.texts[name] for name in weights(load)}
+    record = {"verified": problem is None, "problem": problem, "seconds": duration, "pgbench_scripts": scripts_run}
     if problem is not None:
         return record
     label = f"{SCENARIO} / {target.name}"
@@ -608,7 +606,7 @@ def measure_target(
         if record["writes_lost"] and not record["problem"]:
             lost = ", ".join(record["writes_lost_markers"])
             record["problem"] = f"{record['writes_lost']} acknowledged writes not in the database ({lost})"
-    remove_writes(running)
+        remove_writes(running)
     return record
 
 
@@ -656,8 +654,12 @@ def measure_round(
         key = (json.dumps(record["pgbench_scripts"], sort_keys=True), record["db_clients"], record["pgbench_protocol"])
         if key not in references:
             progress.show(SCENARIO, f"{load.name}: the database alone, pgbench -c {record['db_clients']}")
-            references[key] = reference(running, load, record, idle=measure_idle(running, plan.seconds))
-        record |= references[key]
+            idle = measure_idle(running, plan.seconds)
+            references[key] = reference(running, load, record, idle) | {"idle": idle}
+        record |= {name: value for name, value in references[key].items() if name != "idle"}
+        if plan.at_app_rate and repeat == 1 and record.get("rps"):
+            progress.show(SCENARIO, f"{load.name}: the database alone at {record['target']}'s rate")
+            record |= at_app_rate(running, load, record, references[key]["idle"])
         if record.get("pgbench_problem") and not record["problem"]:
             record["problem"] = f"pgbench: {record['pgbench_problem']}"
         if record.get("rps") and record.get("pgbench_tps"):
@@ -673,20 +675,38 @@ def measure_round(
 PROBES = ("cpu_probe_s_before", "cpu_probe_s_after_wrk", "pgbench_cpu_probe_s_before", "cpu_probe_s_after")
 
 
-def reference(running: BookstoreScenario, load: BookstoreLoad, record: dict, idle: PostgresWork) -> dict:
-    """pgbench running the record's scripts at its database clients, Postgres alone."""
+@contextmanager
+def scripts_folder(record: dict) -> Iterator[Path]:
+    """The record's pgbench scripts in a folder of their own, for pgbench's container to mount."""
     with tempfile.TemporaryDirectory(prefix="bookstore-pgbench-") as directory:
         script_dir = Path(directory)
         script_dir.chmod(0o755)  # pgbench reads them as its image's user
         for name, text in record["pgbench_scripts"].items():
             (script_dir / name).write_text(text)
+        yield script_dir
+
+
+def reference(
+    running: BookstoreScenario, load: BookstoreLoad, record: dict, idle: PostgresWork, rate: float | None = None
+) -> dict:
+    """pgbench running the record's scripts at its database clients, Postgres alone; at full speed, or paced to a
+    rate."""
+    with scripts_folder(record) as script_dir:
         before = host_cpu_probe()
         measured = measure_database(
-            running, load, record["db_clients"], record["seconds"], script_dir, record["pgbench_protocol"], idle
+            running, load, record["db_clients"], record["seconds"], script_dir, record["pgbench_protocol"], idle, rate
         )
         after = host_cpu_probe()
     remove_writes(running)
     return measured | {"pgbench_cpu_probe_s_before": before, "cpu_probe_s_after": after}
+
+
+def at_app_rate(running: BookstoreScenario, load: BookstoreLoad, record: dict, idle: PostgresWork) -> dict:
+    """pgbench paced to the target's own requests per second: what Postgres spends per transaction at the app's
+    pace, its backends waiting between statements as they do behind the app, rather than at pgbench's full speed."""
+    measured = reference(running, load, record, idle, rate=record["rps"])
+    kept = ("pgbench_command", "pgbench_tps", "pgbench_pg_cpu_ms_per_transaction", "pgbench_problem")
+    return {name.replace("pgbench_", "pgbench_at_app_rate_", 1): measured.get(name) for name in kept}
 
 
 def remove_writes(running: RunningScenario) -> None:
@@ -701,6 +721,7 @@ class RunPlan:
     warm_limit: int
     out: Path
     profile_seconds: int = 0  # 0: no profile
+    at_app_rate: bool = False  # pgbench also paced to each target's rate, in the first round
     # The loads, at one number of clients each, whose first round profiles each target.
     profiled: frozenset[tuple[str, int]] = frozenset()
 
@@ -819,6 +840,11 @@ def main(argv: list[str] | None = None) -> int:
         help="the ladder instead of the ways of serving: the unchanged one-process gevent target, then each rung of"
         " bookstore/ladder.py's changes (with --loads author, its endpoint)",
     )  # fmt: skip
+    parser.add_argument(
+        "--at-app-rate", action="store_true",
+        help="in the first round, pgbench also paced to each target's own requests per second: Postgres's CPU per"
+        " transaction at the app's pace",
+    )  # fmt: skip
     parser.add_argument("--out", type=Path)
     arguments = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(arguments)
@@ -857,8 +883,9 @@ def main(argv: list[str] | None = None) -> int:
         profile.build_image()
     about["profile_seconds"] = args.profile_seconds
     plan = RunPlan(
-        args.scale, args.seconds, args.warm_limit, results.out, args.profile_seconds, profiled_clients(loads)
-    )
+        args.scale, args.seconds, args.warm_limit, results.out, args.profile_seconds, profiled_clients(loads),
+        args.at_app_rate,
+    )  # fmt: skip
     try:
         with BookstoreScenario(environment, [target.service for target in targets]) as running:
             about["packages"] |= image_packages(running)

@@ -14,6 +14,7 @@ from bench.loadgen.ceiling import efficiency
 from bench.loadgen.closed_loop import LOADGENS
 from bench.render import html_page, shared
 from bench.render.document import Document
+from bench.render.shared import STEADY
 
 COLUMNS = (
     "scenario", "target", "server", "mode", "at once", "n / c / delay", "requests/s", "ceiling", "efficiency",
@@ -70,10 +71,10 @@ def summarise(records: list[dict]) -> list[dict]:
     for runs in groups.values():
         failed = [run for run in runs if not run["ok"]]
         if failed:
-            summary.append(failed[0] | {"runs": len(runs)} | steadiness(runs))
+            summary.append(failed[0] | {"runs": len(runs)} | shared.steadiness(runs))
             continue
         by_rps = sorted(runs, key=lambda run: run["rps"])
-        row = by_rps[(len(by_rps) - 1) // 2] | {"runs": len(runs)} | steadiness(runs)
+        row = by_rps[(len(by_rps) - 1) // 2] | {"runs": len(runs)} | shared.steadiness(runs)
         median = median_of([run["rps"] for run in runs])
         row |= {"rps_median": median, "rps_min": by_rps[0]["rps"], "rps_max": by_rps[-1]["rps"]}
         row["efficiency"] = round(efficiency(median, row["ceiling_rps"]), 3)
@@ -93,32 +94,9 @@ def summarise(records: list[dict]) -> list[dict]:
     return summary
 
 
-def steadiness(runs: list[dict]) -> dict:
-    """How many of a row's runs kept the CPU's speed (make bench probes it around each measurement), and the most
-    the probe moved in any of them. Nothing for sets from before the probe."""
-    probed = [run for run in runs if "steady" in run]
-    if not probed:
-        return {}
-    moved = [max(run["cpu_probe_moved"].values()) for run in probed if run.get("cpu_probe_moved")]
-    return {"steady_runs": sum(run["steady"] is True for run in probed), "probed_runs": len(probed),
-            "cpu_moved": max(moved, default=None)}  # fmt: skip
-
-
 def columns(records: list[dict]) -> tuple[str, ...]:
     """The table's columns: "CPU steady" only for a set whose runs were probed."""
     return COLUMNS + (STEADY,) if any("steady" in record for record in records) else COLUMNS
-
-
-STEADY = "CPU steady"
-
-
-def steady_cell(record: dict) -> str:
-    """yes, or no and by how much the probe moved; with repeats, how many of the runs were steady."""
-    steady, runs, moved = record["steady_runs"], record["probed_runs"], record.get("cpu_moved")
-    by = f" (x{moved:.2f})" if moved is not None and steady < runs else ""
-    if runs == 1:
-        return "yes" if steady else f"no{by}"
-    return f"{steady} of {runs}{by}"
 
 
 def requests_cell(record: dict) -> str:
@@ -157,7 +135,7 @@ def row(record: dict, steady_column: bool = False) -> list[str]:
         value("failed"), value("non2xx"), threads, value("rss_mb_peak", "{:.0f}"),
         per_request_ms(record["cpu_seconds"], record) if measured else "–", others(record) if measured else "–",
         value("machine_busy", "{:.0%}"),
-    ] + ([steady_cell(record) if "probed_runs" in record else "–"] if steady_column else [])  # fmt: skip
+    ] + ([shared.steady_cell(record)] if steady_column else [])  # fmt: skip
 
 
 def throughput_chart(records: list[dict], metadata: dict, path: Path) -> None:

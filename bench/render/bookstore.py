@@ -28,7 +28,7 @@ DETAIL_COLUMNS = (
 CHARTS = ("bookstore_share.png", "bookstore_cpu.png")
 SWEEP_CHART = "bookstore_sweep.png"  # only for a set with a load at several numbers of clients
 PROFILE_CHART = "bookstore_profile.png"  # only for a set with profiles
-STEADY = "CPU steady"  # only for a set whose measurements were probed around wrk and pgbench
+STEADY = shared.STEADY  # only for a set whose measurements were probed around wrk and pgbench
 METHOD = (
     "Each target ran alone (the other app services stopped). Per load: one request of each kind verified against"
     " the data (every value derives from the row number), a warm-up, then wrk for the set's seconds from a"
@@ -94,7 +94,7 @@ def _errors(record: dict) -> str:
 # With repeats, a row is its runs' median: these figures as their medians, throughput and share with their range.
 MEDIANS = (
     "rps", "vs_database", "pgbench_tps", "p50_ms", "p99_ms", "app_cpu_ms_per_request", "pg_cpu_ms_per_request",
-    "pgbench_pg_cpu_ms_per_transaction", "pg_cpu_ms_per_transaction",
+    "pgbench_pg_cpu_ms_per_transaction", "pg_cpu_ms_per_transaction", "pgbench_at_app_rate_pg_cpu_ms_per_transaction",
 )  # fmt: skip
 
 
@@ -113,10 +113,10 @@ def summarise(records: list[dict]) -> list[dict]:
         panel = load if len(clients_of[load]) == 1 else f"{load}, {clients} clients"
         failed = [run for run in runs if not run["ok"]]
         if len(runs) == 1 or failed:
-            rows.append((failed or runs)[0] | {"runs": len(runs), "panel": panel} | _steadiness(runs))
+            rows.append((failed or runs)[0] | {"runs": len(runs), "panel": panel} | shared.steadiness(runs))
             continue
         by_rps = sorted(runs, key=lambda run: run["rps"])
-        row = by_rps[(len(runs) - 1) // 2] | {"runs": len(runs), "panel": panel} | _steadiness(runs)
+        row = by_rps[(len(runs) - 1) // 2] | {"runs": len(runs), "panel": panel} | shared.steadiness(runs)
         for key in MEDIANS:
             values = [run[key] for run in runs if run.get(key) is not None]
             if values:
@@ -129,24 +129,6 @@ def summarise(records: list[dict]) -> list[dict]:
     return rows
 
 
-def _steadiness(runs: list[dict]) -> dict:
-    probed = [run for run in runs if "steady" in run]
-    if not probed:
-        return {}
-    moved = [run["cpu_probe_moved"] for run in probed if run.get("cpu_probe_moved")]
-    return {"steady_runs": sum(run["steady"] is True for run in probed), "probed_runs": len(probed),
-            "cpu_moved": max(moved, default=None)}  # fmt: skip
-
-
-def steady_cell(record: dict) -> str:
-    """yes, or no and by how much the probe moved; with repeats, how many of the runs were steady."""
-    if "probed_runs" not in record:
-        return "–"
-    steady, runs, moved = record["steady_runs"], record["probed_runs"], record.get("cpu_moved")
-    by = f" (x{moved:.2f})" if moved is not None and steady < runs else ""
-    return ("yes" if steady else f"no{by}") if runs == 1 else f"{steady} of {runs}{by}"
-
-
 def columns(rows: list[dict]) -> tuple[str, ...]:
     return COLUMNS + (STEADY,) if any("probed_runs" in row for row in rows) else COLUMNS
 
@@ -154,7 +136,7 @@ def columns(rows: list[dict]) -> tuple[str, ...]:
 def _row(record: dict, steady_column: bool = False) -> list[str]:
     head = [record["load"], record["target"], record["server"], record["mode"],
             f"{record['clients']} → {record['db_clients']}"]  # fmt: skip
-    tail = [steady_cell(record)] if steady_column else []
+    tail = [shared.steady_cell(record)] if steady_column else []
     if "rps" not in record:
         return head + [f"**FAILED**: {record['problem']}"] + ["–"] * (len(COLUMNS) - len(head) - 1) + tail
     throughput = _rps(record["rps"])
@@ -472,7 +454,8 @@ def _profile_chart(records: list[dict], metadata: dict, path: Path) -> None:
 LADDER_HEADING = "The ladder: each rung one change more than the one above it"
 LADDER_COLUMNS = (
     "rung", "target", "load", "requests/s", "× the rung above", "share of the database", "P99 ms",
-    "app CPU ms / request", "Postgres CPU ms / request", "Postgres statements / request",
+    "app CPU ms / request", "Postgres CPU ms / request", "Postgres CPU ms / tx alone",
+    "Postgres CPU ms / tx alone at the app's rate", "Postgres statements / request",
 )  # fmt: skip
 
 
@@ -489,7 +472,8 @@ def _ladder_table(rows: list[dict]) -> list[list[str]]:
             table.append([
                 str(row["rung"]), row["target"], panel, _row(row)[5], _number(gain, "×{:.2f}"), _row(row)[7],
                 _number(row.get("p99_ms"), "{:.0f}"), _number(row.get("app_cpu_ms_per_request")),
-                _number(row.get("pg_cpu_ms_per_request")), _number(statements, "{:.1f}"),
+                _number(row.get("pg_cpu_ms_per_request")), _number(row.get("pgbench_pg_cpu_ms_per_transaction")),
+                _number(row.get("pgbench_at_app_rate_pg_cpu_ms_per_transaction")), _number(statements, "{:.1f}"),
             ])  # fmt: skip
             above = row
     return table

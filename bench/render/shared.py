@@ -80,3 +80,29 @@ def holds_at_once(record: dict) -> float:
     """The number behind at_once, to sort by: unbounded sorts last."""
     each = per_worker(record)
     return record["workers"] * each if each is not None else float("inf")
+
+
+STEADY = "CPU steady"  # the column of sets whose measurements were probed for the machine's speed
+
+
+def steadiness(runs: list[dict]) -> dict:
+    """How many of a row's runs kept the CPU's speed (the harness probes it around each measurement), and the most
+    the probe moved in any of them. Nothing for sets from before the probe."""
+    probed = [run for run in runs if "steady" in run]
+    if not probed:
+        return {}
+    # make bench keeps the probe's move per pair of probes, make bookstore one figure: the most it moved.
+    moved = [max(m.values()) if isinstance(m, dict) else m for run in probed if (m := run.get("cpu_probe_moved"))]
+    return {"steady_runs": sum(run["steady"] is True for run in probed), "probed_runs": len(probed),
+            "cpu_moved": max(moved, default=None)}  # fmt: skip
+
+
+def steady_cell(record: dict) -> str:
+    """yes, or no and by how much the probe moved; with repeats, how many of the runs were steady; – unprobed."""
+    if "probed_runs" not in record:
+        return "–"
+    steady, runs, moved = record["steady_runs"], record["probed_runs"], record.get("cpu_moved")
+    by = f" (x{moved:.2f})" if moved is not None and steady < runs else ""
+    if runs == 1:
+        return "yes" if steady else f"no{by}"
+    return f"{steady} of {runs}{by}"
