@@ -149,6 +149,7 @@ class Target:
     # rung's service fixes (None: the run's READS_END_WITH).
     rung: int | None = None
     reads_end_with: str | None = None
+    db_via: str | None = None  # the service between the target and Postgres (pgbouncer), holding its sessions
 
     @property
     def concurrency(self) -> int | None:

@@ -311,13 +311,16 @@ def measure_app(
     containers = running.container_ids()
     app, postgres = containers[target.service], containers["postgres"]
     command = wrk_command(running.address(target.service), running.network(), load, scale, seconds, token)
-    where = running.address(target.service)  # its sessions only: the paused targets keep theirs open
+    # Its sessions only (the paused targets keep theirs open): a target behind pgbouncer has pgbouncer's.
+    where = running.address(target.db_via or target.service)
     sampler = PostgresSampler(running.main_pid(target.service), running.main_pid("postgres"), postgres, where)
+    watched = [app] + ([containers[target.db_via]] if target.db_via else [])
     with postgres_work(running) as work:
-        app_before = container_cpu_seconds(app)
+        before = [container_cpu_seconds(container) for container in watched]
         with sampler:
             finished = subprocess.run(command, capture_output=True, text=True)
-        app_after = container_cpu_seconds(app)
+        after = [container_cpu_seconds(container) for container in watched]
+    used = [None if None in pair else pair[1] - pair[0] for pair in zip(before, after, strict=True)]
     output = finished.stdout + finished.stderr
     record: dict = {"command": " ".join(command)}
     try:
@@ -328,7 +331,6 @@ def measure_app(
     # Per request served: a fast 503 or 504 is not a request's work, and would make the work look cheaper.
     served = sum(count for status, count in statuses.items() if 200 <= status < 300)
     usage, net = sampler.usage, work.minus(idle)
-    app_cpu = None if app_before is None or app_after is None else app_after - app_before
     record |= {
         "rps": round(result.rps * served / max(1, sum(statuses.values())), 2),  # served: 2xx answers
         "rps_answered": result.rps,  # every answer, 503s too
@@ -346,7 +348,9 @@ def measure_app(
         # The server's processes, from /proc: docker's healthcheck probes run in the container but are not the
         # server's work (a Python interpreter started every second).
         "app_cpu_ms_per_request": _per(usage.cpu_seconds, served),
-        "app_container_cpu_ms_per_request": _per(app_cpu, served),
+        "app_container_cpu_ms_per_request": _per(used[0], served),
+        # What runs between the app and Postgres (pgbouncer), its whole container: its work is the target's too.
+        "db_via_cpu_ms_per_request": _per(used[1], served) if target.db_via else None,
         # Postgres's whole container, less what it does idle in as long (the healthchecks): what the requests cost.
         "pg_cpu_ms_per_request": _per(net.cpu_seconds, served),
         "pg_cpu_ms_per_request_gross": _per(work.cpu_seconds, served),
@@ -866,6 +870,8 @@ def main(argv: list[str] | None = None) -> int:
     about = results.metadata
     about |= {"scale": args.scale, "seconds": args.seconds, "loads": [load.__dict__ for load in loads]}
     about |= {"reads_end_with": args.reads_end_with, "repeat": args.repeats, "warm_limit_s": args.warm_limit}
+    if args.ladder:
+        about["ladder"] = True
     endings = args.reads_end_with
     progress = Progress(len(targets) * len(loads) * len(endings) * args.repeats)
 

@@ -95,6 +95,7 @@ def _errors(record: dict) -> str:
 MEDIANS = (
     "rps", "vs_database", "pgbench_tps", "p50_ms", "p99_ms", "app_cpu_ms_per_request", "pg_cpu_ms_per_request",
     "pgbench_pg_cpu_ms_per_transaction", "pg_cpu_ms_per_transaction", "pgbench_at_app_rate_pg_cpu_ms_per_transaction",
+    "db_via_cpu_ms_per_request",
 )  # fmt: skip
 
 
@@ -310,7 +311,10 @@ def reads_line(metadata: dict) -> str:
     said = [f"with a {ending.upper()} (pgbench --protocol {PROTOCOL[ending]})" for ending in endings]
     if not said:
         return ""
-    return f" The app's reads ended {' or, where a target is named READS_END_WITH=commit, '.join(said)}."
+    rungs = " The ladder's rungs from 1 on end theirs with a COMMIT (pgbench --protocol prepared)."
+    return f" The app's reads ended {' or, where a target is named READS_END_WITH=commit, '.join(said)}." + (
+        rungs if metadata.get("ladder") else ""
+    )
 
 
 def _requests(record: dict) -> int:
@@ -454,8 +458,14 @@ def _profile_chart(records: list[dict], metadata: dict, path: Path) -> None:
 LADDER_HEADING = "The ladder: each rung one change more than the one above it"
 LADDER_COLUMNS = (
     "rung", "target", "load", "requests/s", "× the rung above", "share of the database", "P99 ms",
-    "app CPU ms / request", "Postgres CPU ms / request", "Postgres CPU ms / tx alone",
+    "app CPU ms / request", "pgbouncer CPU ms / request", "Postgres CPU ms / request", "Postgres CPU ms / tx alone",
     "Postgres CPU ms / tx alone at the app's rate", "Postgres statements / request",
+)  # fmt: skip
+
+
+LADDER_FIGURES = (
+    "p99_ms", "app_cpu_ms_per_request", "db_via_cpu_ms_per_request", "pg_cpu_ms_per_request",
+    "pgbench_pg_cpu_ms_per_transaction", "pgbench_at_app_rate_pg_cpu_ms_per_transaction",
 )  # fmt: skip
 
 
@@ -469,12 +479,9 @@ def _ladder_table(rows: list[dict]) -> list[list[str]]:
         for row in rungs:
             gain = row["rps"] / above["rps"] if above and row.get("rps") and above.get("rps") else None
             statements = sum((row.get("pg_statements_per_request") or {}).values()) or None
-            table.append([
-                str(row["rung"]), row["target"], panel, _row(row)[5], _number(gain, "×{:.2f}"), _row(row)[7],
-                _number(row.get("p99_ms"), "{:.0f}"), _number(row.get("app_cpu_ms_per_request")),
-                _number(row.get("pg_cpu_ms_per_request")), _number(row.get("pgbench_pg_cpu_ms_per_transaction")),
-                _number(row.get("pgbench_at_app_rate_pg_cpu_ms_per_transaction")), _number(statements, "{:.1f}"),
-            ])  # fmt: skip
+            figures = [_number(row.get(key), "{:.0f}" if key == "p99_ms" else "{:.2f}") for key in LADDER_FIGURES]
+            head = [str(row["rung"]), row["target"], panel, _row(row)[5], _number(gain, "×{:.2f}"), _row(row)[7]]
+            table.append([*head, *figures, _number(statements, "{:.1f}")])
             above = row
     return table
 
