@@ -889,8 +889,8 @@ def main(argv: list[str] | None = None) -> int:
         profile.build_image()
     about["profile_seconds"] = args.profile_seconds
     plan = RunPlan(
-        args.scale, args.seconds, args.warm_limit, results.out, args.profile_seconds, profiled_clients(loads),
-        args.at_app_rate,
+        args.scale, args.seconds, args.warm_limit, results.out, profile_seconds=args.profile_seconds,
+        profiled=profiled_clients(loads), at_app_rate=args.at_app_rate,
     )  # fmt: skip
     try:
         with BookstoreScenario(environment, [target.service for target in targets]) as running:
