@@ -351,7 +351,7 @@ def test_a_tiny_bookstore_run_makes_a_valid_set(small_volume: None, tmp_path: Pa
     targets in turn and the database alone once for both; verified, every write found, rendered."""
     arguments = ["--scale", str(SCALE), "--targets", "bookstore-gunicorn-gevent", "bookstore-granian"]
     arguments += ["--loads", "mixed", "--clients", "8", "--reads-end-with", "rollback", "commit"]
-    arguments += ["--seconds", "3", "--warm-limit", "3", "--profile-seconds", "1"]
+    arguments += ["--seconds", "3", "--warm-limit", "3", "--profile-seconds", "1", "--at-app-rate"]
     assert bookstore.main([*arguments, "--out", str(tmp_path)]) == 0
     document = json.loads((tmp_path / "results.json").read_text())
     assert document["metadata"]["mode"] == "bookstore"
@@ -397,6 +397,10 @@ def test_a_tiny_bookstore_run_makes_a_valid_set(small_volume: None, tmp_path: Pa
         assert measured["pg_idle_cpu_ms_per_s"] > 0 and measured["pg_cpu_ms_per_transaction"] > 0, measured
         assert measured["app_cpu_ms_per_request"] > 0 and isinstance(measured["steady"], bool), measured
         assert all(measured[key] > 0 for key in bookstore.PROBES), measured
+        # The database alone again, paced to this target's own rate: pgbench keeps to it (far below its own).
+        assert f"--rate {measured['rps']:.1f}" in measured["pgbench_at_app_rate_command"], measured
+        assert measured["pgbench_at_app_rate_tps"] == pytest.approx(measured["rps"], rel=0.2), measured
+        assert measured["pgbench_at_app_rate_pg_cpu_ms_per_transaction"] > 0, measured
     # py-spy found each server's CPU in the ORM and the driver, among the rest, and its samples are in the set.
     for measured in records:
         assert measured["profile_samples"] > 50 and measured["profile"]["SQLAlchemy"] > 0.05, measured
