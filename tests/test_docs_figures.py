@@ -93,7 +93,7 @@ COLUMNS: list[tuple[re.Pattern[str], frozenset[str]]] = [
     (re.compile(r"cpu ms|ms / request|ms per request"), frozenset({"cpu"})),
     (re.compile(r"threads"), frozenset({"threads"})),
     (re.compile(r"memory|rss"), frozenset({"memory"})),
-    (re.compile(r"spread|ceiling|slow_api alone|efficiency|machine busy|lead over"), frozenset({"ratio"})),
+    (re.compile(r"spread|ceiling|slow_api alone|efficiency|machine busy|lead over|^share of"), frozenset({"ratio"})),
     (re.compile(r"requests/s|^here$|^achieved$|^offered|^winner$|tutorial's pair"), frozenset({"rps", "ratio"})),
     # a load of `make bench` (its clients), a load generator, a result set, or a load of `make bookstore`:
     # requests per second and their share; the bookstore's cells print their P99 with its unit
