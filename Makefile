@@ -76,10 +76,10 @@ bookstore: $(PYTHON) ## the bookstore app served each way, each load beside pgbe
 	  $(if $(READS_END_WITH),--reads-end-with $(READS_END_WITH)) $(if $(LADDER),--ladder) $(if $(AT_APP_RATE),--at-app-rate) \
 	  $(if $(OUT),--out $(OUT))
 
-incidents: $(PYTHON) ## what each production server loses to a reload, a killed worker or container, a replaced container, a deploy, recycled workers: every request on a timeline (TARGETS= EVENTS= REPEAT=1 CLIENTS=100 SECONDS=12 OUT=; docs/incidents.md)
+incidents: $(PYTHON) ## what each production server loses to a reload, a killed worker or container, a replaced container, a deploy, recycled workers: every request on a timeline; the bookstore's targets with writes, each looked up (TARGETS= EVENTS= REPEAT=1 CLIENTS=100 SECONDS=12 SCALE=1000000 OUT=; docs/incidents.md)
 	$(PYTHON) -m bench.modes.incidents $(if $(TARGETS),--targets $(TARGETS)) $(if $(EVENTS),--events $(EVENTS)) \
 	  $(if $(REPEAT),--repeat $(REPEAT)) $(if $(CLIENTS),--clients $(CLIENTS)) $(if $(SECONDS),--seconds $(SECONDS)) \
-	  $(if $(OUT),--out $(OUT))
+	  $(if $(SCALE),--scale $(SCALE)) $(if $(OUT),--out $(OUT))
 
 test-fast: $(PYTHON) ## the tests that need no Docker
 	$(PYTHON) -m pytest -m "not docker"

@@ -10,6 +10,8 @@ backlog = 4096
 control_socket_disable = True
 # A stop (SIGTERM) waits this long for requests in flight; the compose files give containers 35 s.
 graceful_timeout = 30
+# Seconds a worker may go without reporting to the master before the master kills it (gunicorn's default, 30).
+timeout = int(os.environ.get("WORKER_TIMEOUT") or 30)
 # Recycle a worker after this many requests (plus up to MAX_REQUESTS_JITTER, so that workers do not all recycle at
 # once); 0, gunicorn's default, never. `make incidents` measures what a recycling costs (docs/incidents.md).
 max_requests = int(os.environ.get("MAX_REQUESTS") or 0)

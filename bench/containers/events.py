@@ -1,8 +1,8 @@
 """What can happen to a running scenario while it serves, the way it happens in production: a graceful reload, one
 worker killed, the container killed, the container replaced the Compose way, a deploy of two copies one after the
-other, a proxy's reload. Each returns what it did, to whom, for the record (`make incidents`, docs/incidents.md),
-and, where one command is the event, `at`: time.monotonic() just before it, since finding the process or the
-container takes docker calls that last a second or more on a busy machine.
+other, a proxy's reload, a burst of heavy requests. Each returns what it did, to whom, for the record (`make
+incidents`, docs/incidents.md), and, where one command is the event, `at`: time.monotonic() just before it, since
+finding the process or the container takes docker calls that last a second or more on a busy machine.
 
 Containers run with `init: true`: the container's main process is docker-init, which forwards a signal that
 `docker kill --signal` sends it to the server's main process (gunicorn's master, uWSGI's master, granian's, uvicorn's
@@ -15,7 +15,9 @@ import contextlib
 import os
 import re
 import signal as signals
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 from bench.containers.compose import RunningScenario
@@ -121,6 +123,25 @@ def deploy(running: RunningScenario, services: list[str]) -> dict:
         recreate(running, service, wait=True)
     waited = f"; then {PROXY_FAIL_TIMEOUT + 1:g} s for the proxy to take it back; then "
     return {"did": waited.join(f"{service} recreated, waited until healthy" for service in services)}
+
+
+def hog(url: str, requests: int, units: int) -> dict:
+    """`requests` requests at once that each build `units` units of CPU work (the app's `?cpu=`): a burst of
+    heavy requests that keeps a worker busy. Sent from threads of their own, so that the load goes on; what they
+    get is not the load's, and they are left to end (or be cut) with the worker."""
+    target = f"{url.rstrip('/')}/?delay=0&cpu={units}"
+
+    def send() -> None:
+        try:
+            with urllib.request.urlopen(target, timeout=120) as answer:
+                answer.read()
+        except OSError:  # cut with the worker it ran in: the event's whole point, counted in the load
+            pass
+
+    at = time.monotonic()
+    for _ in range(requests):
+        threading.Thread(target=send, daemon=True).start()
+    return {"did": f"{requests} requests of {units} CPU units at once (GET /?cpu={units})", "at": at}
 
 
 def reload_nginx(running: RunningScenario, service: str = "nginx") -> dict:

@@ -46,6 +46,21 @@ class Request:
         return self.outcome != OK
 
 
+@dataclass(frozen=True)
+class Exchange:
+    """One request a client sends, and how its answer is judged: (status, body) to OK or the kind of failure."""
+
+    method: str
+    path: str
+    judge: Callable[[int, bytes], str]
+    body: bytes | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def safe_to_resend(self) -> bool:  # as urllib3's retries: never a request that may change something twice
+        return self.method in ("GET", "HEAD", "OPTIONS")
+
+
 @dataclass
 class Timeline:
     """Every request of one load, and when the event started and ended (None: no event ran)."""
@@ -87,15 +102,31 @@ def dropped(connection: http.client.HTTPConnection) -> bool:
     return bool(readable)
 
 
-class ClosedLoopClients:
-    """`clients` threads, each sending GET `url` one after another on its own keep-alive connection until
-    `seconds` have passed since the start; a request in flight then still ends (within `timeout`)."""
+# What a client sends next: the client's number in, the request out (each client calls it from its own thread).
+Requests = Callable[[int], Exchange]
 
-    def __init__(self, url: str, clients: int, seconds: float, expected_body: str, timeout: float = 10.0) -> None:
+
+class ClosedLoopClients:
+    """`clients` threads, each sending GET `url` (or what `requests` gives it) one after another on its own
+    keep-alive connection, `pause` seconds apart, until `seconds` have passed since the start; a request in flight
+    then still ends (within `timeout`)."""
+
+    def __init__(
+        self,
+        url: str,
+        clients: int,
+        seconds: float,
+        expected_body: str,
+        timeout: float = 10.0,
+        requests: Requests | None = None,
+        pause: float = 0.0,
+    ) -> None:
         parts = urlsplit(url)
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
-        self.path = parts.path + (f"?{parts.query}" if parts.query else "")
-        self.clients, self.seconds, self.expected_body, self.timeout = clients, seconds, expected_body, timeout
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        same = Exchange("GET", path, lambda status, body: outcome_of_answer(status, body, expected_body))
+        self.requests: Requests = requests or (lambda client: same)
+        self.clients, self.seconds, self.timeout, self.pause = clients, seconds, timeout, pause
         self.started = 0.0
         self.per_client: list[list[Request]] = [[] for _ in range(clients)]
         self.resent = [0] * clients
@@ -104,12 +135,12 @@ class ClosedLoopClients:
     def now(self) -> float:
         return time.monotonic() - self.started
 
-    def exchange(self, connection: http.client.HTTPConnection) -> str:
+    def exchange(self, connection: http.client.HTTPConnection, request: Exchange) -> str:
         try:
-            connection.request("GET", self.path)
+            connection.request(request.method, request.path, body=request.body, headers=request.headers)
             response = connection.getresponse()
             body = response.read()
-            outcome = outcome_of_answer(response.status, body, self.expected_body)
+            outcome = request.judge(response.status, body)
             if response.will_close:
                 connection.close()
             return outcome
@@ -125,14 +156,15 @@ class ClosedLoopClients:
                 if dropped(connection):
                     connection.close()
                 reused = connection.sock is not None
+                request = self.requests(index)
                 started = self.now()
-                outcome = self.exchange(connection)
-                if outcome == RESET and reused and self.now() - started < STALE_SECONDS:
+                outcome = self.exchange(connection, request)
+                stale = outcome == RESET and reused and self.now() - started < STALE_SECONDS
+                if stale and request.safe_to_resend:
                     self.resent[index] += 1
-                    outcome = self.exchange(connection)
+                    outcome = self.exchange(connection, request)
                 kept.append(Request(round(started, 4), round(self.now(), 4), outcome))
-                if outcome != OK:
-                    time.sleep(PAUSE_AFTER_ERROR)
+                time.sleep(PAUSE_AFTER_ERROR if outcome != OK else self.pause)
         finally:
             connection.close()
 
@@ -158,9 +190,11 @@ def run(
     event_at: float | None = None,
     event: Callable[[], dict] | None = None,
     timeout: float = 10.0,
+    requests: Requests | None = None,
+    pause: float = 0.0,
 ) -> Timeline:
     """The load, with `event` called once `event_at` seconds in (from this thread, while the clients go on)."""
-    load = ClosedLoopClients(url, clients, seconds, expected_body, timeout)
+    load = ClosedLoopClients(url, clients, seconds, expected_body, timeout, requests, pause)
     load.start()
     timeline = Timeline([], seconds)
     if event is not None and event_at is not None:

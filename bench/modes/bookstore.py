@@ -32,32 +32,43 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import requests
-import yaml
-
 from bench.containers import cgroup
 from bench.containers.cgroup import container_cpu_seconds
 from bench.containers.compose import RunningScenario, ScenarioError, docker
 from bench.containers.postgres import (
     TRANSACTION_ENDS,
     PostgresSampler,
-    count_statements,
-    query,
     settle,
     statements_so_far,
 )
 from bench.containers.roles import UNSTEADY_FACTOR
 from bench.containers.sampler import Sampler
-from bench.containers.scenarios import ROOT, Target, interpolate
+from bench.containers.scenarios import Target
 from bench.loadgen import pgbench, wrk
 from bench.measure import profile
+from bench.measure.bookstore import (
+    BY_NAME,
+    DATABASE,
+    DEFAULT_READS_END,
+    DEFAULT_SCALE,
+    LOADS,
+    MARKER_PREFIX,
+    PAGE,
+    PAGES,
+    POST_BODY,
+    SCENARIO,
+    BookstoreLoad,
+    BookstoreScenario,
+    bookstore_targets,
+    check_writes,
+    psql,
+    remove_writes,
+    verify,
+)
 from bench.measure.resultset import Progress, ResultSet
 from bench.measure.sql_capture import capture
 from bench.measure.target import choose_client, host_cpu_probe, image_packages
 
-SCENARIO = "bookstore"
-COMPOSE_FILE = ROOT / "bookstore.yml"
-DEFAULT_SCALE = 1_000_000
 SECONDS = 12  # the slow page's 1.5 times as long
 WARM_SECONDS = 5  # pools filled, the rows the load reads in Postgres's cache
 # Before each load, what Postgres does with nothing but the healthchecks running (about one a second from the app
@@ -69,49 +80,9 @@ PROFILE_SECONDS = 8  # py-spy on each target in each load's first round, after i
 # 12.9 ms of CPU a request after 5 s of warm-up). At most WARM_LIMIT seconds.
 WARM_STEADY = 0.05
 WARM_LIMIT = 120
-DATABASE = "bookstore"
 LUA = Path(__file__).with_name("bookstore.lua")  # the load's requests, drawn by wrk
 WRK_IMAGE = "flask-playground/wrk"
 POSTGRES_IMAGE = "postgres:17"  # pgbench from the image the scenario's Postgres runs
-PAGES = 50  # a list load reads one of 50 pages from its offset on: 1,000 authors, at about the same cost
-PAGE = 20
-# Every write of a run carries this prefix in its name: counted after the load, then deleted, so that the
-# data volume keeps exactly SCALE authors for the next run and for the app's tests.
-MARKER_PREFIX = "make-bookstore-"
-
-
-@dataclass(frozen=True)
-class BookstoreLoad:
-    """One kind of traffic: what each request asks, from how many clients at once."""
-
-    name: str
-    request: str  # in words, for the tables
-    clients: int
-    offset_share: float | None = None  # list loads: the offset as a share of SCALE (the article's 5 % and 50 %)
-    writes_per_thousand: int = 0
-    # Longer for the slow loads: a few requests per second, and each measurement counts only the whole ones.
-    duration_factor: float = 1.0
-    # The clients of a sweep (--sweep): from below the pool to far past every pool and thread count.
-    sweep: tuple[int, ...] = ()
-
-    def first_offset(self, scale: int) -> int:
-        return round(scale * (self.offset_share or 0))
-
-
-# Clients, each load's own (docs/bookstore.md: what queues where). The fast ones at twice the pool (16): requests
-# also wait for a connection in the app, as users' would. The slow page at the pool's size: the database works on
-# 16 at once on two cores, each request holds its connection throughout, and none waits out the pool's 10 s for
-# one. It runs longer: wrk counts only the answers in by its end, so a page still running then is lost (up to
-# half a page per client), a share that shrinks with the length of the run.
-DEFAULT_READS_END = "rollback"  # as bookstore.yml's READS_END_WITH: what most apps' reads do
-LOADS = (
-    BookstoreLoad("author", "GET /author/<random id>", 32, sweep=(8, 32, 128, 512)),
-    BookstoreLoad("moderate", "GET /author?limit=20&offset=SCALE/20 + a page", 32, 0.05),
-    BookstoreLoad("slow", "GET /author?limit=20&offset=SCALE/2 + a page", 16, 0.5, 0, 1.5, (4, 16, 64, 256)),
-    BookstoreLoad("mixed", "90 % GET /author/<random id>, 10 % POST /author", 32, writes_per_thousand=100),
-)
-BY_NAME = {load.name: load for load in LOADS}
-POST_BODY = {"name": "@@MARKER@@", "country_code": "GB", "date_of_birth": "1980-02-29", "biography": "bench"}
 
 
 def lua_arguments(load: BookstoreLoad, scale: int, token: str) -> list[str]:
@@ -143,39 +114,6 @@ def database_clients(target: Target, load: BookstoreLoad) -> int:
     return min(load.clients, target.db_pool, target.concurrency or load.clients)
 
 
-class BookstoreScenario(RunningScenario):
-    """bookstore.yml as a RunningScenario, named by its file (the scenario list may not name it), removed on exit
-    without its data volume: a million authors take minutes to generate, and the volume is the user's."""
-
-    def __init__(self, environment: dict[str, str], services: list[str]) -> None:
-        # RunningScenario's own settings, without looking the name up: the first start generates the data.
-        self.scenario, self.file, self.build, self.ready_timeout = SCENARIO, COMPOSE_FILE, True, 1800.0
-        # The ladder's profile: its services are started only when named, and removed with the rest at the end.
-        self.environment = {**os.environ, **environment, "COMPOSE_PROFILES": "ladder"}
-        self._seen = {}  # RunningScenario.sees_processes asks once per service
-        self.started = services  # and Postgres, which they depend on: only what is measured is built and started
-        self.paused: set[str] = set()
-
-    def up(self) -> None:
-        self.compose("up", "--detach", "--build", *self.started)
-        self.wait_healthy()
-        count_statements(self, DATABASE)
-
-    def down(self) -> None:
-        self.compose("down", "--remove-orphans", "--timeout", "10", check=False)
-
-
-def bookstore_targets(environment: dict[str, str]) -> list[Target]:
-    """The x-targets of bookstore.yml, as bench.containers.scenarios.load_targets reads a scenario's: the ways of
-    serving, then the ladder's rungs."""
-    document = yaml.safe_load(COMPOSE_FILE.read_text())
-    settings = {**os.environ, **environment}
-    return [
-        Target(scenario=SCENARIO, **{key: interpolate(value, settings) for key, value in entry.items()})
-        for entry in document["x-targets"]
-    ]
-
-
 LADDER_BASE = "bookstore-gunicorn-gevent"  # the unchanged app, the ladder's first rung (bookstore/ladder.py)
 
 
@@ -189,10 +127,6 @@ def chosen_targets(every: list[Target], names: list[str] | None, ladder: bool) -
 
 
 # --- The scenario: one target alone, its captured SQL, Postgres's own queries ---------------------------------
-
-
-def psql(running: RunningScenario, sql: str) -> str:
-    return query(running, DATABASE, sql)
 
 
 def scripts(running: RunningScenario, service: str, scale: int, reads_end_with: str) -> dict[str, str]:
@@ -225,32 +159,6 @@ def weights(load: BookstoreLoad) -> dict[str, int]:
         writes = load.writes_per_thousand // 10
         return {"author.sql": 100 - writes, "write.sql": writes}
     return {"author.sql" if load.offset_share is None else f"{load.name}.sql": 100}
-
-
-def verify(target: Target, load: BookstoreLoad, scale: int) -> str | None:
-    """Why this load's requests cannot be trusted on this target, or None: the data is derived from the row
-    number, so each answer is known."""
-    url = target.url.rstrip("/")
-    try:
-        if load.offset_share is None:
-            author_id = max(1, scale // 4)
-            answer = requests.get(f"{url}/author/{author_id}", timeout=30)
-            if answer.status_code != 200 or answer.json().get("name") != f"Author {author_id}":
-                return f"GET /author/{author_id}: {answer.status_code} {answer.text[:100]!r}"
-        else:
-            offset = min(load.first_offset(scale), max(0, scale - PAGE))
-            answer = requests.get(f"{url}/author", params={"limit": PAGE, "offset": offset}, timeout=60)
-            ids = [author.get("id") for author in answer.json()] if answer.status_code == 200 else None
-            if ids != list(range(offset + 1, offset + PAGE + 1)):
-                return f"GET /author?offset={offset}: {answer.status_code} {answer.text[:100]!r}"
-        if load.writes_per_thousand:
-            body = json.loads(json.dumps(POST_BODY).replace("@@MARKER@@", f"{MARKER_PREFIX}verify"))
-            answer = requests.post(f"{url}/author", json=body, timeout=30)
-            if answer.status_code != 201 or answer.json().get("name") != body["name"]:
-                return f"POST /author: {answer.status_code} {answer.text[:100]!r}"
-    except (requests.RequestException, ValueError) as error:
-        return f"no valid answer: {error.__class__.__name__}: {str(error)[:100]}"
-    return None
 
 
 # --- One measurement: the target under wrk, then the database alone under pgbench ----------------------------
@@ -454,19 +362,6 @@ def measure_database(
         "pgbench_busy_peak": sampler.busy_peak,
         "pgbench_pg_memory_mb_peak": sampler.postgres_memory_mb_peak,
         "pgbench_problem": f"{result.failed} transactions failed" if result.failed else None,
-    }
-
-
-def check_writes(running: RunningScenario, token: str, acknowledged: list[str]) -> dict:
-    """Each write one by one: every acknowledged write's marker must be in the database; a marker in the database
-    whose 201 wrk never read was in flight when wrk stopped (it closes its connections without the answers)."""
-    stored = psql(running, f"SELECT name FROM authors WHERE name LIKE '{MARKER_PREFIX}{token}-%'").split()
-    lost = sorted(set(acknowledged) - set(stored))
-    return {
-        "writes_found": len(stored),
-        "writes_lost": len(lost),
-        "writes_lost_markers": lost[:5],
-        "writes_unacknowledged": len(set(stored) - set(acknowledged)),
     }
 
 
@@ -711,11 +606,6 @@ def at_app_rate(running: BookstoreScenario, load: BookstoreLoad, record: dict, i
     measured = reference(running, load, record, idle, rate=record["rps"])
     kept = ("pgbench_command", "pgbench_tps", "pgbench_pg_cpu_ms_per_transaction", "pgbench_problem")
     return {name.replace("pgbench_", "pgbench_at_app_rate_", 1): measured.get(name) for name in kept}
-
-
-def remove_writes(running: RunningScenario) -> None:
-    """Every row a run wrote (the capture's, the loads', pgbench's): the data stays SCALE authors."""
-    psql(running, f"DELETE FROM authors WHERE name LIKE '{MARKER_PREFIX}%'")
 
 
 @dataclass(frozen=True)

@@ -15,17 +15,27 @@ The events (bench/containers/events.py does them), where the server has them:
 - kill-container: `docker kill` of the app's container; no restart policy, so it stays down.
 - recreate: the app's container replaced the Compose way (`up -d --force-recreate --no-deps`).
 - deploy: both copies of nginx-deploy.yml replaced one after the other, each once the last is healthy.
+- hog: HOG_REQUESTS requests of the app's largest CPU work (`?cpu=`) at once, gunicorn's worker timeout set to
+  HOG_TIMEOUT s (WORKER_TIMEOUT): a gevent worker busy with CPU cannot report to its master, which kills it.
 - max-requests, max-requests-jitter: no single moment; workers recycled after MAX_REQUESTS requests (+ up to the
   jitter) all through the load, the setting given in the environment (gunicorn.conf.py, uwsgi.ini, uvicorn's
   UVICORN_LIMIT_MAX_REQUESTS).
+
+The bookstore's targets (bookstore.yml, named bookstore-*) get its mixed load instead: 90 % GET /author/<random id>
+and 10 % POST /author, each write named by a marker of its own, every client pausing `--delay` between requests;
+after the load each acknowledged write is looked up in Postgres (`writes_lost` must be 0), and a stored write
+whose 201 never reached its client is counted apart (`writes_unacknowledged`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import random
 import statistics
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,9 +44,14 @@ from bench.containers import events
 from bench.containers.compose import RunningScenario, ScenarioError
 from bench.containers.scenarios import Target, load_targets
 from bench.loadgen import timeline
+from bench.measure import bookstore
 from bench.measure.resultset import ResultSet
 from bench.measure.target import image_packages, verify
 
+# The hog: this many requests of the app's largest CPU work at once (about a second each, one after another in a
+# gevent process), against a worker timeout of HOG_TIMEOUT s: gunicorn's master kills a worker that has not
+# reported in for that long, which a gevent worker busy with CPU cannot do, and threads can.
+HOG_REQUESTS, HOG_UNITS, HOG_TIMEOUT = 8, 1000, 5
 # Recycling every 300 requests (+ up to 150): at 100 clients and 0.5 s, about 200 requests a second, so every worker
 # recycles at least once within the load, and the one gevent process every 1.5 s or so.
 MAX_REQUESTS, MAX_REQUESTS_JITTER = 300, 150
@@ -73,6 +88,9 @@ EVENTS = {
               lambda running, target: events.recreate(running, target.service)),
         Event("deploy", "both app containers replaced one after the other behind Nginx", ("nginx+gunicorn",),
               lambda running, target: events.deploy(running, running.app_services()), load_seconds=20.0),
+        Event("hog", f"{HOG_REQUESTS} requests of {HOG_UNITS} CPU units at once, the worker timeout {HOG_TIMEOUT} s",
+              ("gunicorn",), lambda running, target: events.hog(target.url, HOG_REQUESTS, HOG_UNITS),
+              environment={"WORKER_TIMEOUT": str(HOG_TIMEOUT)}, load_seconds=20.0),
         Event("max-requests", f"workers recycled every {MAX_REQUESTS} requests", (*GUNICORN_LIKE, "uwsgi", "uvicorn"),
               environment={"MAX_REQUESTS": str(MAX_REQUESTS)}),
         Event("max-requests-jitter", f"workers recycled every {MAX_REQUESTS} + up to {MAX_REQUESTS_JITTER} requests",
@@ -92,8 +110,14 @@ TARGETS = {
     "nginx-gunicorn-gevent": ("nginx-gunicorn", {}),
     "nginx-deploy-gevent": ("nginx-deploy", {}),
 }
+# The bookstore's targets, under its mixed load: the writes. Its thread server and its one gevent process.
+BOOKSTORE_TARGETS = ("bookstore-gunicorn-sync", "bookstore-gunicorn-gevent")
+TARGETS |= {name: (bookstore.SCENARIO, {}) for name in BOOKSTORE_TARGETS}
 # The two-container deploy is there for what one container cannot do; the events of one container are the others'.
 ONLY = {"nginx-deploy-gevent": ("deploy", "kill-container", "recreate")}
+# The bookstore's app has no `?cpu=`: no hog there.
+ONLY |= {name: ("reload", "kill-worker", "kill-container", "recreate", "max-requests", "max-requests-jitter")
+         for name in BOOKSTORE_TARGETS}  # fmt: skip
 
 
 def events_of(target: Target) -> list[str]:
@@ -103,8 +127,58 @@ def events_of(target: Target) -> list[str]:
 
 def find_target(name: str, environment: dict[str, str]) -> Target:
     scenario, _ = TARGETS[name]
-    (target,) = [target for target in load_targets(scenario, environment) if target.name == name]
+    found = (
+        bookstore.bookstore_targets(environment)
+        if scenario == bookstore.SCENARIO
+        else load_targets(scenario, environment)
+    )
+    (target,) = [target for target in found if target.name == name]
     return target
+
+
+class BookstoreMix:
+    """The bookstore's mixed load for the timeline's clients: 90 % GET /author/<random id> (answered 200 with that
+    author), 10 % POST /author with a marker unique to the load, client and request (answered 201 naming it). Each
+    client has its own random stream and its own list of the writes it saw acknowledged."""
+
+    def __init__(self, scale: int, clients: int, token: str, seed: int = 1) -> None:
+        self.scale, self.token = scale, token
+        self.random = [random.Random(seed * 1_000_003 + client) for client in range(clients)]
+        self.sent = [0] * clients
+        self.acknowledged: list[list[str]] = [[] for _ in range(clients)]
+
+    def __call__(self, client: int) -> timeline.Exchange:
+        self.sent[client] += 1
+        if self.random[client].random() < 0.1:
+            marker = f"{bookstore.MARKER_PREFIX}{self.token}-{client}-{self.sent[client]}"
+            body = json.dumps(bookstore.POST_BODY).replace("@@MARKER@@", marker).encode()
+            headers = {"Content-Type": "application/json"}
+            return timeline.Exchange("POST", "/author", self.judge_write(client, marker), body, headers)
+        author_id = self.random[client].randint(1, self.scale)
+        return timeline.Exchange("GET", f"/author/{author_id}", self.judge_read(author_id))
+
+    @staticmethod
+    def judge_read(author_id: int) -> Callable[[int, bytes], str]:
+        def judge(status: int, body: bytes) -> str:
+            if status != 200:
+                return f"status {status}"
+            return timeline.OK if json.loads(body).get("name") == f"Author {author_id}" else timeline.WRONG_BODY
+
+        return judge
+
+    def judge_write(self, client: int, marker: str) -> Callable[[int, bytes], str]:
+        def judge(status: int, body: bytes) -> str:
+            if status != 201:
+                return f"status {status}"
+            if json.loads(body).get("name") != marker:
+                return timeline.WRONG_BODY
+            self.acknowledged[client].append(marker)
+            return timeline.OK
+
+        return judge
+
+    def all_acknowledged(self) -> list[str]:
+        return [marker for markers in self.acknowledged for marker in markers]
 
 
 def describe(target: Target, event: Event, args: argparse.Namespace, environment: dict[str, str]) -> dict:
@@ -144,6 +218,8 @@ def run_once(target_name: str, event: Event, args: argparse.Namespace, repeat: i
     """A fresh start of the target's scenario, a check, a warm-up, the load with the event, the check again."""
     scenario, settings = TARGETS[target_name]
     environment = {**settings, **event.environment}
+    if scenario == bookstore.SCENARIO:
+        return run_bookstore_once(target_name, event, args, repeat, packages, environment)
     target = find_target(target_name, environment)
     record = describe(target, event, args, environment) | {"repeat": repeat}
     try:
@@ -173,6 +249,51 @@ def run_once(target_name: str, event: Event, args: argparse.Namespace, repeat: i
     return record
 
 
+MIXED = next(load for load in bookstore.LOADS if load.name == "mixed")
+
+
+def run_bookstore_once(
+    target_name: str, event: Event, args: argparse.Namespace, repeat: int, packages: dict, environment: dict
+) -> dict:
+    """run_once for a bookstore target: its service and Postgres (the data volume of `--scale` authors), the mixed
+    load with its writes, then every acknowledged write looked up, and all of the load's writes removed."""
+    environment = {**environment, "BOOKSTORE_SCALE": str(args.scale)}
+    target = find_target(target_name, environment)
+    record = describe(target, event, args, environment) | {"repeat": repeat, "scale": args.scale}
+    record["loadgen"] = "timeline (bench/loadgen/timeline.py), the bookstore's mixed load (BookstoreMix)"
+    token = uuid.uuid4().hex[:8]
+    try:
+        with bookstore.BookstoreScenario(environment, [target.service]) as running:
+            packages |= image_packages(running)
+            problem = bookstore.verify(target, MIXED, args.scale)
+            record |= {"verified": problem is None, "problem": problem}
+            if problem:
+                return record
+            url = target.url
+            warm = BookstoreMix(args.scale, args.clients, f"{token}w")
+            timeline.run(url, args.clients, 1.0, "", requests=warm, pause=args.delay)
+            mix = BookstoreMix(args.scale, args.clients, token, seed=repeat)
+            load = timeline.run(
+                url, args.clients, record["load_seconds"], "", requests=mix, pause=args.delay,
+                event_at=args.event_at if event.cause else None,
+                event=(lambda: event.cause(running, target)) if event.cause else None,
+            )  # fmt: skip
+            record["event_result"] = load.event
+            record["command"] = load.event.get("did", f"{event.name}: {event.what}")
+            record |= timeline.summarize(load)
+            record["problem"] = load.event.get("problem")
+            # The writes one by one, once every request has ended (a stopped container's requests too).
+            record |= bookstore.check_writes(running, token, mix.all_acknowledged())
+            record["writes_acknowledged"] = len(mix.all_acknowledged())
+            if record["writes_lost"]:
+                record["problem"] = f"{record['writes_lost']} acknowledged writes not in the database"
+            bookstore.remove_writes(running)
+            record["serves_after"] = bookstore.verify(target, MIXED, args.scale) is None
+    except ScenarioError as error:
+        record |= {"verified": False, "problem": f"did not start: {error.in_one_line()}"}
+    return record
+
+
 def spread(records: list[dict], key: str) -> dict:
     values = [record[key] for record in records if record.get(key) is not None]
     if not values:
@@ -190,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=12.0, help="of load per event")
     parser.add_argument("--event-at", type=float, default=4.0, help="seconds into the load")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--scale", type=int, default=bookstore.DEFAULT_SCALE, help="authors, for bookstore-* targets")
     parser.add_argument("--out", type=Path)
     arguments = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(arguments)

@@ -40,6 +40,24 @@ def row(record: dict) -> list[str]:
     ]  # fmt: skip
 
 
+WRITE_COLUMNS = ("target", "event", "repeat", "writes acknowledged", "found", "lost", "stored, 201 never read")
+
+
+def write_row(record: dict) -> list[str]:
+    lost = f"**{record['writes_lost']}**" if record["writes_lost"] else "0"
+    return [record["target"], record["event"], str(record.get("repeat", 1)), str(record["writes_acknowledged"]),
+            str(record["writes_found"]), lost, str(record["writes_unacknowledged"])]  # fmt: skip
+
+
+WRITES_NOTE = (
+    "The bookstore's targets ran its mixed load (90 % GET /author/<random id>, 10 % POST /author, each client pausing"
+    " the set's delay between requests). After the load each write answered 201 was looked up in Postgres by its"
+    " marker: lost ones are acknowledged writes not stored. Stored, 201 never read: a write Postgres committed whose"
+    " answer never reached its client (its worker killed after the commit, or its connection cut): the client must"
+    " assume it failed, and a retry would store it twice unless the write carries a key of its own."
+)
+
+
 def chart_name(event: str) -> str:
     return f"incidents-{event}.png"
 
@@ -104,6 +122,7 @@ SORT_KEYS: dict[str, Callable[[dict], float | None]] = {
 def render(out: Path, document: Document) -> None:
     metadata, records = document.metadata, document.results
     measured = [record for record in records if "bins" in record]
+    writes = [record for record in measured if "writes_acknowledged" in record]
     charts = []
     for event in dict.fromkeys(record["event"] for record in measured):
         path = out / chart_name(event)
@@ -125,6 +144,11 @@ def render(out: Path, document: Document) -> None:
         "",
         NOTE,
         "",
+        *(
+            ["Writes:", "", shared.markdown_table(WRITE_COLUMNS, [write_row(r) for r in writes]), "", WRITES_NOTE, ""]
+            if writes
+            else []
+        ),  # fmt: skip
         "Events:",
         "",
         *events,
