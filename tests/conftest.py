@@ -182,3 +182,16 @@ class BackgroundLoad:
 
 if __name__ == "__main__":
     print(path_without(HOST_LOADGENS, Path(sys.argv[1])))
+
+
+BOOKSTORE_SMALL_SCALE = 2100  # tests/test_bookstore.py's size: one small data volume for every bookstore test
+
+
+@pytest.fixture(scope="module")
+def small_volume() -> Iterator[None]:
+    """The bookstore's small data set (BOOKSTORE_SMALL_SCALE authors), removed after the module only if it made it."""
+    name = f"flask-playground-bookstore-{BOOKSTORE_SMALL_SCALE}"
+    existed = subprocess.run(["docker", "volume", "inspect", name], capture_output=True).returncode == 0
+    yield
+    if not existed:
+        subprocess.run(["docker", "volume", "rm", "--force", name], capture_output=True)

@@ -8,7 +8,6 @@ import argparse
 import json
 import math
 import subprocess
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -298,16 +297,6 @@ def test_a_sample_counts_where_its_innermost_known_frame_is() -> None:
 
 
 # --- In Docker: the real app, the real database ----------------------------------------------------------------
-
-
-@pytest.fixture
-def small_volume() -> Iterator[None]:
-    """The small data set, removed afterwards only if this test made it."""
-    name = f"flask-playground-bookstore-{SCALE}"
-    existed = subprocess.run(["docker", "volume", "inspect", name], capture_output=True).returncode == 0
-    yield
-    if not existed:
-        subprocess.run(["docker", "volume", "rm", "--force", name], capture_output=True)
 
 
 @pytest.mark.docker

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -70,19 +68,9 @@ def test_a_rolling_deploy_behind_nginx_loses_nothing() -> None:
     assert record["serves_after"] and record["event_result"]["did"].count("recreated") == 2
 
 
-# The bookstore's small data set (tests/test_bookstore.py's too) and a load with writes: 20 clients, 0.1 s apart.
+# The bookstore's small data set (conftest.py's small_volume) and a load with writes: 20 clients, 0.1 s apart.
 SCALE = 2100
 WRITING = argparse.Namespace(clients=20, delay=0.1, seconds=6.0, event_at=2.0, scale=SCALE)
-
-
-@pytest.fixture(scope="module")
-def small_volume() -> Iterator[None]:
-    """The small data set, removed afterwards only if this module made it."""
-    name = f"flask-playground-bookstore-{SCALE}"
-    existed = subprocess.run(["docker", "volume", "inspect", name], capture_output=True).returncode == 0
-    yield
-    if not existed:
-        subprocess.run(["docker", "volume", "rm", "--force", name], capture_output=True)
 
 
 @pytest.mark.docker

@@ -39,6 +39,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bench.containers import events
 from bench.containers.compose import RunningScenario, ScenarioError
@@ -214,6 +215,35 @@ def run_one(target_name: str, event: Event, args: argparse.Namespace, repeat: in
     return run_once(target_name, event, args, repeat, packages)
 
 
+def load_with_event(
+    running: RunningScenario,
+    target: Target,
+    event: Event,
+    args: argparse.Namespace,
+    seconds: float,
+    url: str,
+    expected_body: str,
+    **how: Any,
+) -> dict:
+    """The steady load with the event in it (timeline.run; `how`: its requests and pause), and what the record says
+    of both: the timeline in figures, what the event did (the page's command for the row) and its problem."""
+    load = timeline.run(
+        url,
+        args.clients,
+        seconds,
+        expected_body,
+        event_at=args.event_at if event.cause else None,
+        event=(lambda: event.cause(running, target)) if event.cause else None,
+        **how,
+    )
+    return {
+        "event_result": load.event,
+        "command": load.event.get("did", f"{event.name}: {event.what}"),
+        **timeline.summarize(load),
+        "problem": load.event.get("problem"),
+    }  # fmt: skip
+
+
 def run_once(target_name: str, event: Event, args: argparse.Namespace, repeat: int, packages: dict) -> dict:
     """A fresh start of the target's scenario, a check, a warm-up, the load with the event, the check again."""
     scenario, settings = TARGETS[target_name]
@@ -232,16 +262,8 @@ def run_once(target_name: str, event: Event, args: argparse.Namespace, repeat: i
             body = target.expected_body(args.delay)
             # Connections, pools and threads opened before the measurement, as every mode does.
             timeline.run(f"{target.url}?delay=0", args.clients, 1.0, target.expected_body(0))
-            load = timeline.run(
-                f"{target.url}?delay={args.delay:g}", args.clients, record["load_seconds"], body,
-                event_at=args.event_at if event.cause else None,
-                event=(lambda: event.cause(running, target)) if event.cause else None,
-            )  # fmt: skip
-            record["event_result"] = load.event
-            # What the page lists as this row's command: the event, as it was caused.
-            record["command"] = load.event.get("did", f"{event.name}: {event.what}")
-            record |= timeline.summarize(load)
-            record["problem"] = load.event.get("problem")
+            url = f"{target.url}?delay={args.delay:g}"
+            record |= load_with_event(running, target, event, args, record["load_seconds"], url, body)
             # After the load: does the target answer right again (a killed container does not: that is the finding)?
             record["serves_after"] = verify(target, args.delay) is None
     except ScenarioError as error:
@@ -273,15 +295,8 @@ def run_bookstore_once(
             warm = BookstoreMix(args.scale, args.clients, f"{token}w")
             timeline.run(url, args.clients, 1.0, "", requests=warm, pause=args.delay)
             mix = BookstoreMix(args.scale, args.clients, token, seed=repeat)
-            load = timeline.run(
-                url, args.clients, record["load_seconds"], "", requests=mix, pause=args.delay,
-                event_at=args.event_at if event.cause else None,
-                event=(lambda: event.cause(running, target)) if event.cause else None,
-            )  # fmt: skip
-            record["event_result"] = load.event
-            record["command"] = load.event.get("did", f"{event.name}: {event.what}")
-            record |= timeline.summarize(load)
-            record["problem"] = load.event.get("problem")
+            seconds = record["load_seconds"]
+            record |= load_with_event(running, target, event, args, seconds, url, "", requests=mix, pause=args.delay)
             # The writes one by one, once every request has ended (a stopped container's requests too).
             record |= bookstore.check_writes(running, token, mix.all_acknowledged())
             record["writes_acknowledged"] = len(mix.all_acknowledged())
