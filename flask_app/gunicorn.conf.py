@@ -8,8 +8,9 @@ bind = "0.0.0.0:3000"
 backlog = 4096
 # gunicorn 27's control socket lives in $HOME, which `nobody` does not have: off, instead of an error at start.
 control_socket_disable = True
-# A stop (SIGTERM) waits this long for requests in flight; the compose files give containers 35 s.
-graceful_timeout = 30
+# A stop (SIGTERM) or a reload (SIGHUP) waits this long for requests in flight, then cuts them: above the longest
+# request. The compose files give containers 35 s. GRACEFUL_TIMEOUT shortens it (`make incidents` shows the cost).
+graceful_timeout = int(os.environ.get("GRACEFUL_TIMEOUT") or 30)
 # Seconds a worker may go without reporting to the master before the master kills it (gunicorn's default, 30).
 timeout = int(os.environ.get("WORKER_TIMEOUT") or 30)
 # Recycle a worker after this many requests (plus up to MAX_REQUESTS_JITTER, so that workers do not all recycle at

@@ -93,6 +93,28 @@ def kill_worker(running: RunningScenario, service: str) -> dict:
     }
 
 
+def crash_container(running: RunningScenario, service: str) -> dict:
+    """SIGKILL to the container's main process from the host: the container dies as if its process crashed (or the
+    OOM killer took it), which, unlike `docker kill`, is what a restart policy answers."""
+    main, target = running.main_pid(service), container(running, service)
+    at = time.monotonic()
+    os.kill(main, signals.SIGKILL)
+    policy = running.docker(service, "inspect", "--format", "{{.HostConfig.RestartPolicy.Name}}", target).strip()
+    return {"did": f"SIGKILL to {service}'s main process from the host (restart policy: {policy or 'no'})", "at": at}
+
+
+UWSGI_FIFO = "/tmp/uwsgi-master.fifo"  # flask_app/uwsgi.ini's master-fifo
+
+
+def chain_reload(running: RunningScenario, service: str) -> dict:
+    """uWSGI's chain reload: `c` to its master's FIFO. One worker at a time is replaced by a new one that loads the
+    app (lazy-apps), the next only once the last is ready; the HTTP router and the listening socket stay."""
+    target = container(running, service)
+    at = time.monotonic()
+    running.docker(service, "exec", target, "sh", "-c", f"echo c > {UWSGI_FIFO}")
+    return {"did": f"echo c > {UWSGI_FIFO} in {service} (chain reload)", "at": at}
+
+
 def kill_container(running: RunningScenario, service: str) -> dict:
     """`docker kill`: SIGKILL to everything in the container. No restart policy here: Compose leaves it down."""
     target = container(running, service)

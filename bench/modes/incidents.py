@@ -9,12 +9,19 @@ answers per 100 ms, and the seconds until the 2xx rate was back; rendered by ben
 The events (bench/containers/events.py does them), where the server has them:
 - reload: the server's own graceful reload, SIGHUP to its main process (gunicorn, uWSGI, granian; uvicorn only with
   a supervisor, so its target runs with 2 workers).
+- chain-reload: uWSGI's chain reload (`c` to its master FIFO, lazy-apps on): one worker replaced after the other.
+- reload-long, reload-long-short-grace: the reload during requests of LONG_REQUEST s, with gunicorn's graceful
+  timeout at its 30 s and at GRACE_SHORT s: what a graceful timeout shorter than the longest request cuts.
 - proxy-reload: `nginx -s reload`, where Nginx is in front.
 - kill-worker: SIGKILL to one worker process (the oldest), as the OOM killer does.
 - kill-worker-respawn: the same on granian started with --respawn-failed-workers (without it, granian stops).
 - kill-container: `docker kill` of the app's container; no restart policy, so it stays down.
+- crash-container: SIGKILL to the container's main process from the host, with `restart: unless-stopped`: the
+  container dies as in a crash, and its restart policy (which `docker kill` does not trigger) brings it back.
 - recreate: the app's container replaced the Compose way (`up -d --force-recreate --no-deps`).
-- deploy: both copies of nginx-deploy.yml replaced one after the other, each once the last is healthy.
+- deploy: both copies of nginx-deploy.yml replaced one after the other, each once the last is healthy;
+  deploy-long, deploy-long-short-grace: the same during requests of LONG_REQUEST s, with the containers' stop grace
+  period at 35 s and at GRACE_SHORT s.
 - hog: HOG_REQUESTS requests of the app's largest CPU work (`?cpu=`) at once, gunicorn's worker timeout set to
   HOG_TIMEOUT s (WORKER_TIMEOUT): a gevent worker busy with CPU cannot report to its master, which kills it.
 - max-requests, max-requests-jitter: no single moment; workers recycled after MAX_REQUESTS requests (+ up to the
@@ -56,6 +63,9 @@ HOG_REQUESTS, HOG_UNITS, HOG_TIMEOUT = 8, 1000, 5
 # Recycling every 300 requests (+ up to 150): at 100 clients and 0.5 s, about 200 requests a second, so every worker
 # recycles at least once within the load, and the one gevent process every 1.5 s or so.
 MAX_REQUESTS, MAX_REQUESTS_JITTER = 300, 150
+# Requests longer than a short grace (LONG_REQUEST s against GRACE_SHORT s): what a graceful timeout or a stop
+# grace period shorter than the longest request cuts, and the defaults (30 s, 35 s) do not.
+LONG_REQUEST, GRACE_SHORT = 3.0, 1
 
 
 @dataclass(frozen=True)
@@ -66,14 +76,27 @@ class Event:
     cause: Callable[[RunningScenario, Target], dict] | None = None  # None: a setting that acts all through the load
     environment: dict[str, str] = field(default_factory=dict)
     load_seconds: float | None = None  # when the event needs longer than the default load
+    delay: float | None = None  # the requests' `?delay=` when the event is about long requests (default: --delay)
+    only_targets: tuple[str, ...] | None = None  # when not every target of those servers has it
 
 
 GUNICORN_LIKE = ("gunicorn", "nginx+gunicorn")
 EVENTS = {
     event.name: event
     for event in (
-        Event("reload", "graceful reload: SIGHUP to the server's main process", (*GUNICORN_LIKE, "uwsgi", "granian",
-              "uvicorn"), lambda running, target: events.send_signal(running, target.service, "HUP")),
+        Event("reload", "graceful reload: SIGHUP to the server's main process",
+              (*GUNICORN_LIKE, "uwsgi", "nginx+uwsgi", "granian", "uvicorn"),
+              lambda running, target: events.send_signal(running, target.service, "HUP")),
+        Event("chain-reload", "uWSGI's chain reload (lazy-apps): one worker replaced after the other",
+              ("uwsgi", "nginx+uwsgi"), lambda running, target: events.chain_reload(running, target.service),
+              environment={"LAZY_APPS": "true"}),
+        Event("reload-long", f"graceful reload during requests of {LONG_REQUEST:g} s (graceful timeout 30 s)",
+              ("gunicorn",), lambda running, target: events.send_signal(running, target.service, "HUP"),
+              load_seconds=20.0, delay=LONG_REQUEST),
+        Event("reload-long-short-grace",
+              f"graceful reload during requests of {LONG_REQUEST:g} s, graceful timeout {GRACE_SHORT} s",
+              ("gunicorn",), lambda running, target: events.send_signal(running, target.service, "HUP"),
+              environment={"GRACEFUL_TIMEOUT": str(GRACE_SHORT)}, load_seconds=20.0, delay=LONG_REQUEST),
         Event("proxy-reload", "nginx -s reload in front", ("nginx+gunicorn",),
               lambda running, target: events.reload_nginx(running)),
         Event("kill-worker", "SIGKILL to one worker process", (*GUNICORN_LIKE, "uwsgi", "granian", "uvicorn"),
@@ -84,11 +107,23 @@ EVENTS = {
         Event("kill-container", "docker kill of the app's container (no restart policy)",
               (*GUNICORN_LIKE, "uwsgi", "granian", "uvicorn"),
               lambda running, target: events.kill_container(running, target.service)),
+        Event("crash-container", "the app's container dies (SIGKILL to its main process), restart: unless-stopped",
+              (*GUNICORN_LIKE, "uwsgi", "granian", "uvicorn"),
+              lambda running, target: events.crash_container(running, target.service),
+              environment={"RESTART": "unless-stopped"}),
         Event("recreate", "the app's container replaced: up -d --force-recreate --no-deps",
               (*GUNICORN_LIKE, "uwsgi", "granian", "uvicorn"),
               lambda running, target: events.recreate(running, target.service)),
         Event("deploy", "both app containers replaced one after the other behind Nginx", ("nginx+gunicorn",),
               lambda running, target: events.deploy(running, running.app_services()), load_seconds=20.0),
+        Event("deploy-long", f"the deploy during requests of {LONG_REQUEST:g} s (stop grace period 35 s)",
+              ("nginx+gunicorn",), lambda running, target: events.deploy(running, running.app_services()),
+              load_seconds=25.0, delay=LONG_REQUEST, only_targets=("nginx-deploy-gevent",)),
+        Event("deploy-long-short-grace",
+              f"the deploy during requests of {LONG_REQUEST:g} s, stop grace period {GRACE_SHORT} s",
+              ("nginx+gunicorn",), lambda running, target: events.deploy(running, running.app_services()),
+              environment={"STOP_GRACE_PERIOD": f"{GRACE_SHORT}s"}, load_seconds=25.0, delay=LONG_REQUEST,
+              only_targets=("nginx-deploy-gevent",)),
         Event("hog", f"{HOG_REQUESTS} requests of {HOG_UNITS} CPU units at once, the worker timeout {HOG_TIMEOUT} s",
               ("gunicorn",), lambda running, target: events.hog(target.url, HOG_REQUESTS, HOG_UNITS),
               environment={"WORKER_TIMEOUT": str(HOG_TIMEOUT)}, load_seconds=20.0),
@@ -109,20 +144,29 @@ TARGETS = {
     # One uvicorn process has no supervisor: SIGHUP or a recycled worker stops the server. Two, one per core here.
     "quart-uvicorn": ("async-quart", {"WORKERS": "2"}),
     "nginx-gunicorn-gevent": ("nginx-gunicorn", {}),
+    "nginx-uwsgi-gevent": ("nginx-uwsgi", {}),
     "nginx-deploy-gevent": ("nginx-deploy", {}),
 }
 # The bookstore's targets, under its mixed load: the writes. Its thread server and its one gevent process.
 BOOKSTORE_TARGETS = ("bookstore-gunicorn-sync", "bookstore-gunicorn-gevent")
 TARGETS |= {name: (bookstore.SCENARIO, {}) for name in BOOKSTORE_TARGETS}
 # The two-container deploy is there for what one container cannot do; the events of one container are the others'.
-ONLY = {"nginx-deploy-gevent": ("deploy", "kill-container", "recreate")}
+ONLY = {
+    "nginx-deploy-gevent": ("deploy", "deploy-long", "deploy-long-short-grace", "kill-container", "recreate"),
+    # uWSGI behind Nginx: its reloads, where no HTTP router of uWSGI's own is in the way.
+    "nginx-uwsgi-gevent": ("reload", "chain-reload"),
+}
 # The bookstore's app has no `?cpu=`: no hog there.
 ONLY |= {name: ("reload", "kill-worker", "kill-container", "recreate", "max-requests", "max-requests-jitter")
          for name in BOOKSTORE_TARGETS}  # fmt: skip
 
 
 def events_of(target: Target) -> list[str]:
-    names = [name for name, event in EVENTS.items() if target.server in event.servers]
+    names = [
+        name
+        for name, event in EVENTS.items()
+        if target.server in event.servers and target.name in (event.only_targets or (target.name,))
+    ]
     return [name for name in names if name in ONLY.get(target.name, names)]
 
 
@@ -163,7 +207,7 @@ class BookstoreMix:
         def judge(status: int, body: bytes) -> str:
             if status != 200:
                 return f"status {status}"
-            return timeline.OK if json.loads(body).get("name") == f"Author {author_id}" else timeline.WRONG_BODY
+            return timeline.OK if name_in(body) == f"Author {author_id}" else timeline.WRONG_BODY
 
         return judge
 
@@ -171,7 +215,7 @@ class BookstoreMix:
         def judge(status: int, body: bytes) -> str:
             if status != 201:
                 return f"status {status}"
-            if json.loads(body).get("name") != marker:
+            if name_in(body) != marker:
                 return timeline.WRONG_BODY
             self.acknowledged[client].append(marker)
             return timeline.OK
@@ -182,6 +226,15 @@ class BookstoreMix:
         return [marker for markers in self.acknowledged for marker in markers]
 
 
+def name_in(body: bytes) -> str | None:
+    """The `name` of a JSON object answer; None for anything else (a proxy's HTML error page with a 2xx, cut bytes)."""
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        return None
+    return answer.get("name") if isinstance(answer, dict) else None
+
+
 def describe(target: Target, event: Event, args: argparse.Namespace, environment: dict[str, str]) -> dict:
     seconds = event.load_seconds or args.seconds
     return {
@@ -190,7 +243,7 @@ def describe(target: Target, event: Event, args: argparse.Namespace, environment
         "event_what": event.what,
         "environment": environment,
         "clients": args.clients,
-        "delay": args.delay,
+        "delay": event.delay or args.delay,
         "load_seconds": seconds,
         "event_planned_at_s": args.event_at if event.cause else None,
         "loadgen": "timeline (bench/loadgen/timeline.py)",
@@ -255,23 +308,24 @@ def run_once(target_name: str, event: Event, args: argparse.Namespace, repeat: i
     try:
         with RunningScenario(scenario, environment=environment) as running:
             packages |= image_packages(running)
-            problem = verify(target, args.delay)
+            delay = event.delay or args.delay
+            problem = verify(target, delay)
             record |= {"verified": problem is None, "problem": problem}
             if problem:
                 return record
-            body = target.expected_body(args.delay)
+            body = target.expected_body(delay)
             # Connections, pools and threads opened before the measurement, as every mode does.
             timeline.run(f"{target.url}?delay=0", args.clients, 1.0, target.expected_body(0))
-            url = f"{target.url}?delay={args.delay:g}"
+            url = f"{target.url}?delay={delay:g}"
             record |= load_with_event(running, target, event, args, record["load_seconds"], url, body)
             # After the load: does the target answer right again (a killed container does not: that is the finding)?
-            record["serves_after"] = verify(target, args.delay) is None
+            record["serves_after"] = verify(target, delay) is None
     except ScenarioError as error:
         record |= {"verified": False, "problem": f"did not start: {error.in_one_line()}"}
     return record
 
 
-MIXED = next(load for load in bookstore.LOADS if load.name == "mixed")
+MIXED = bookstore.BY_NAME["mixed"]
 
 
 def run_bookstore_once(
