@@ -343,7 +343,7 @@ def test_a_tiny_bookstore_run_makes_a_valid_set(small_volume: None, tmp_path: Pa
     arguments += ["--seconds", "3", "--warm-limit", "3", "--profile-seconds", "1", "--at-app-rate"]
     assert bookstore.main([*arguments, "--out", str(tmp_path)]) == 0
     document = json.loads((tmp_path / "results.json").read_text())
-    assert document["metadata"]["mode"] == "bookstore"
+    assert document["metadata"]["mode"] == "bookstore" and document["metadata"]["cpu_model"], document["metadata"]
     assert document["metadata"]["command"].startswith("python -m bench.modes.bookstore --scale 2100")
     assert document["metadata"]["database"]["authors"] >= SCALE  # and what other tests' writes left
     records = document["results"]

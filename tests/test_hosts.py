@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from bench.containers import cgroup, doctor, sampler
 from bench.containers.sampler import SAMPLER_IMAGE
@@ -238,6 +239,15 @@ def test_doctor_says_what_runs_in_a_container_and_what_is_taken(
     assert lines["ports"].startswith(f"TAKEN on 127.0.0.1: {port} ("), lines["ports"]
     assert lines["Python"].endswith(": ok")
     assert lines["make test takes"].startswith("about ") and lines["make test takes"].endswith("(docs/tests.md)")
+
+
+def test_doctor_checks_every_port_a_compose_file_publishes() -> None:
+    """Read from the compose files as Compose reads them (YAML, each service's `ports`), not by the doctor's pattern."""
+    published = set()
+    for file in ROOT.glob("*.yml"):
+        for service in (yaml.safe_load(file.read_text()).get("services") or {}).values():
+            published |= {int(port.split(":")[1]) for port in service.get("ports", [])}
+    assert published and set(doctor.PORTS) == published, (sorted(published), doctor.PORTS)
 
 
 def test_doctor_takes_make_bench_s_duration_from_the_newest_set(tmp_path: Path) -> None:

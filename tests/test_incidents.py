@@ -5,6 +5,7 @@ document without Docker. The timeline's own counting is tested in test_timeline.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 
@@ -19,8 +20,13 @@ SMALL = argparse.Namespace(clients=50, delay=0.5, seconds=8.0, event_at=3.0)
 BACK_WITHIN = 5.0
 
 
-def measured(target: str, event: str) -> dict:
-    record = incidents.run_one(target, incidents.EVENTS[event], SMALL, 1, {})
+def measured(target: str, event: str, load_seconds: float | None = None) -> dict:
+    """One run of the event on the small load; `load_seconds` shortens an event's own longer load where the test
+    needs less of it than the committed set."""
+    chosen = incidents.EVENTS[event]
+    if load_seconds:
+        chosen = dataclasses.replace(chosen, load_seconds=load_seconds)
+    record = incidents.run_one(target, chosen, SMALL, 1, {})
     assert record.get("verified") and "sent" in record and not record["problem"], record.get("problem")
     print(f"{target} / {event}: sent {record['sent']}, lost {record['failed_by_kind']}, back {record['recovery_s']}")
     return record
@@ -55,10 +61,45 @@ def test_a_burst_of_cpu_work_gets_the_gevent_worker_killed_and_not_the_threads()
     """With gunicorn's worker timeout at 5 s, 8 requests of about a second of CPU each: the one gevent process
     runs them one after another and cannot report to its master, which kills it, and every request it held is lost;
     the thread workers keep reporting between the GIL's switches, and lose nothing."""
-    gevent, threads = measured("gunicorn-gevent", "hog"), measured("gunicorn-sync", "hog")
+    # 12 s of load: the hog 3 s in, the kill after the 5 s timeout, a new worker about a second later.
+    gevent, threads = measured("gunicorn-gevent", "hog", 12.0), measured("gunicorn-sync", "hog", 12.0)
     assert gevent["failed"] >= SMALL.clients // 2, gevent["failed_by_kind"]  # what the one process held
     assert gevent["first_ok_after_event_s"] is not None and gevent["serves_after"], gevent
     assert threads["failed"] == 0 and threads["serves_after"], threads["failed_by_kind"]
+
+
+@pytest.mark.docker
+def test_a_chain_reload_of_uwsgi_behind_nginx_replaces_every_worker_and_loses_nothing() -> None:
+    """uWSGI's own reload (SIGHUP) restarts its HTTP router with the workers; behind Nginx, over the uwsgi protocol,
+    there is no router, and a chain reload replaces the workers one after the other while the master keeps the
+    listening socket: requests wait in its backlog, none is refused or cut."""
+    record = measured("nginx-uwsgi-gevent", "chain-reload")
+    assert record["event_result"]["workers_replaced"] == record["event_result"]["workers"] >= 1, record
+    assert record["failed"] == 0 and record["in_flight_at_event"] > 0, record["failed_by_kind"]
+    assert record["serves_after"], record
+
+
+@pytest.mark.docker
+def test_a_graceful_timeout_shorter_than_the_requests_cuts_the_gevent_worker_s_requests() -> None:
+    """A reload during requests of 3 s with gunicorn's graceful timeout at 1 s: the old gevent worker is stopped
+    with requests still running, and those are lost (at most the clients' number); with the default 30 s the same
+    reload loses nothing (test_a_graceful_reload_under_load_loses_nothing, and the committed set at 3 s)."""
+    record = measured("gunicorn-gevent", "reload-long-short-grace", 10.0)
+    assert record["environment"]["GRACEFUL_TIMEOUT"] == str(incidents.GRACE_SHORT), record
+    assert 0 < record["failed"] <= SMALL.clients, record["failed_by_kind"]
+    assert record["longest_s"] >= incidents.LONG_REQUEST and record["serves_after"], record
+
+
+@pytest.mark.docker
+def test_a_crashed_container_comes_back_with_its_restart_policy() -> None:
+    """The app's main process killed from the host, with `restart: unless-stopped`: what it held is lost, and the
+    engine starts it again, where `docker kill` (test_every_acknowledged_write_survives_the_event[kill-container])
+    leaves it down."""
+    record = measured("gunicorn-gevent", "crash-container")
+    assert "restart policy: unless-stopped" in record["event_result"]["did"], record
+    assert record["failed_in_flight_at_event"] == record["in_flight_at_event"] > 0, record
+    first = record["first_ok_after_event_s"]
+    assert first is not None and first <= BACK_WITHIN and record["serves_after"], record
 
 
 @pytest.mark.docker
@@ -93,7 +134,7 @@ def test_every_acknowledged_write_survives_the_event(small_volume: None, event: 
 METADATA = {
     "date": "2026-11-25T10:00:00+00:00", "git_commit": "abc1234", "cpu_count": 2, "kernel": "6.1",
     "docker_version": "20.10.24", "compose_version": "2.26.1", "command": "python -m bench.modes.incidents",
-    "mode": "incidents", "packages": {}, "minutes": 1.5,
+    "mode": "incidents", "packages": {}, "minutes": 1.5, "cpu_model": "AMD EPYC",
 }  # fmt: skip
 TARGET = {
     "scenario": "sync-gunicorn", "target": "gunicorn-sync", "server": "gunicorn", "mode": "sync", "workers": 4,
@@ -131,18 +172,23 @@ def test_the_page_shows_what_each_event_cost(tmp_path: Path) -> None:
     assert "| max-requests | 1 | 400 | 397 | **3** | reset 3 | – | – | yes |" in rows[2]
     assert "**FAILED**: did not start" in rows[3] and rows[3].count("|") == rows[0].count("|")
     assert "**Not OK: gunicorn-sync / recreate**" in markdown
+    assert ": 2 cores (AMD EPYC), Linux 6.1," in markdown  # the machine, its CPU model named
     assert "| bookstore-gunicorn-gevent | kill-worker | 1 | 40 | 41 | 0 | 1 |" in markdown  # the writes, one by one
     for event in ("reload", "kill-container", "max-requests"):
         assert (tmp_path / f"incidents-{event}.png").read_bytes()[:4] == b"\x89PNG"
     page = (tmp_path / "index.html").read_text()
-    assert "SIGHUP to flask_app" in page and page.count("<figure>") == 4
+    assert "SIGHUP to flask_app" in page and page.count("<figure>") == 4 and "<dt>CPU</dt><dd>AMD EPYC</dd>" in page
 
 
 def test_every_target_has_its_events_and_every_event_a_target() -> None:
     planned = {name: incidents.events_of(incidents.find_target(name, {})) for name in incidents.TARGETS}
-    assert planned["nginx-deploy-gevent"] == ["kill-container", "recreate", "deploy"]
-    # gunicorn's events, with writes; no hog (the bookstore has no `?cpu=`)
-    assert planned["bookstore-gunicorn-gevent"] == [e for e in planned["gunicorn-gevent"] if e != "hog"]
+    long = ["deploy-long", "deploy-long-short-grace"]
+    assert planned["nginx-deploy-gevent"] == ["kill-container", "recreate", "deploy", *long]
+    assert not set(long) & set(planned["nginx-gunicorn-gevent"])  # a deploy of two copies: the other has one
+    # gunicorn's events, with writes; no hog (the bookstore has no `?cpu=`), none of the settings' before and after
+    settings = {"hog", "reload-long", "reload-long-short-grace", "crash-container"}
+    assert planned["bookstore-gunicorn-gevent"] == [e for e in planned["gunicorn-gevent"] if e not in settings]
+    assert planned["nginx-uwsgi-gevent"] == ["reload", "chain-reload"] and "chain-reload" in planned["uwsgi-gevent"]
     assert "hog" in planned["gunicorn-sync"] and "hog" not in planned["uwsgi-gevent"]
     assert "max-requests" not in planned["granian-sync"]  # its workers' lifetime is in seconds, at least 60
     assert {event for events in planned.values() for event in events} == set(incidents.EVENTS)

@@ -20,8 +20,15 @@ from pathlib import Path
 from bench.containers.sampler import SAMPLER_IMAGE, sees_container
 from bench.containers.scenarios import ROOT
 
-# Every port a scenario publishes on 127.0.0.1: the targets' 3000-3005 and Nginx's 8080.
-PORTS = (3000, 3001, 3002, 3003, 3004, 3005, 8080)
+
+def published_ports() -> tuple[int, ...]:
+    """Every port a compose file of the project publishes on 127.0.0.1 (`"127.0.0.1:<port>:<port>"`), read from
+    the files, so that a new scenario's port is checked without anyone listing it here."""
+    published = re.compile(r"127\.0\.0\.1:(\d+):")
+    return tuple(sorted({int(port) for file in ROOT.glob("*.yml") for port in published.findall(file.read_text())}))
+
+
+PORTS = published_ports()
 LOADGEN_TOOLS = {"ab": "apache2-utils", "hey": "hey", "wrk": "wrk", "vegeta": "bash .ci/vegeta (Go 1.22 or later)"}
 TIMEOUT = 120  # seconds for any docker command: a first `docker run` may have to pull its image
 

@@ -106,13 +106,18 @@ def crash_container(running: RunningScenario, service: str) -> dict:
 UWSGI_FIFO = "/tmp/uwsgi-master.fifo"  # flask_app/uwsgi.ini's master-fifo
 
 
-def chain_reload(running: RunningScenario, service: str) -> dict:
+def chain_reload(running: RunningScenario, service: str, wait: float = 30.0) -> dict:
     """uWSGI's chain reload: `c` to its master's FIFO. One worker at a time is replaced by a new one that loads the
-    app (lazy-apps), the next only once the last is ready; the HTTP router and the listening socket stay."""
-    target = container(running, service)
+    app (lazy-apps), the next only once the last is ready; the HTTP router and the listening socket stay. Returns
+    once every worker there was is gone (or after `wait` s), saying how many were replaced."""
+    target, before = container(running, service), set(worker_pids(running, service))
     at = time.monotonic()
     running.docker(service, "exec", target, "sh", "-c", f"echo c > {UWSGI_FIFO}")
-    return {"did": f"echo c > {UWSGI_FIFO} in {service} (chain reload)", "at": at}
+    while before & set(worker_pids(running, service)) and time.monotonic() < at + wait:
+        time.sleep(0.2)
+    replaced = len(before - set(worker_pids(running, service)))
+    did = f"echo c > {UWSGI_FIFO} in {service} (chain reload): {replaced} of {len(before)} workers replaced"
+    return {"did": did, "at": at, "workers": len(before), "workers_replaced": replaced}
 
 
 def kill_container(running: RunningScenario, service: str) -> dict:

@@ -62,6 +62,15 @@ def raise_file_limit() -> int:
     return low
 
 
+def cpu_model() -> str | None:
+    """The CPU's model name as the kernel gives it (/proc/cpuinfo): figures from two models are not set side by side."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return None
+    return next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), None)
+
+
 def metadata(program: str, arguments: list[str], mode: str) -> dict:
     """What every set records about its run: when, which commit, the machine, Docker and Compose, the command."""
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
@@ -73,6 +82,7 @@ def metadata(program: str, arguments: list[str], mode: str) -> dict:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "git_commit": commit.stdout.strip() + ("-dirty" if dirty else ""),
         "cpu_count": os.cpu_count(),
+        "cpu_model": cpu_model(),
         "kernel": platform.release(),
         "docker_version": docker("version", "--format", "{{.Server.Version}}").strip(),
         "compose_version": compose.stdout.strip(),

@@ -137,6 +137,7 @@ def facts(metadata: dict, mode: str) -> str:
         "date": metadata.get("date"),
         "git commit": metadata.get("git_commit"),
         "cores": metadata.get("cpu_count"),
+        **({"CPU": metadata["cpu_model"]} if metadata.get("cpu_model") else {}),
         "kernel": f"Linux {metadata['kernel']}" if metadata.get("kernel") else None,
         "Docker": metadata.get("docker_version"),
         "Compose": metadata.get("compose_version"),

@@ -20,9 +20,15 @@ def head(title: str, metadata: dict, after: str = "") -> list[str]:
         "",
         f"`{metadata['command']}`",
         "",
-        f"{metadata['date']}, git {metadata['git_commit']}: {metadata['cpu_count']} cores, Linux {metadata['kernel']},"
+        f"{metadata['date']}, git {metadata['git_commit']}: {cores(metadata)}, Linux {metadata['kernel']},"
         f" Docker {metadata['docker_version']}, Compose {metadata['compose_version']}.{after}",
     ]
+
+
+def cores(metadata: dict) -> str:
+    """'2 cores', and the CPU's model where the set recorded it (sets made before it was recorded did not)."""
+    model = metadata.get("cpu_model")
+    return f"{metadata['cpu_count']} cores" + (f" ({model})" if model else "")
 
 
 def took(metadata: dict) -> str:
@@ -44,7 +50,7 @@ def markdown_table(header: list[str] | tuple[str, ...], rows: list[list[str]]) -
 
 def footer(figure: plt.Figure, metadata: dict) -> None:
     """Every chart says when, on how many cores and by which command it was measured: it travels without its page."""
-    figure.text(0.01, 0.005, f"{metadata['date']}, {metadata['cpu_count']} cores: {metadata['command']}", fontsize=7)
+    figure.text(0.01, 0.005, f"{metadata['date']}, {cores(metadata)}: {metadata['command']}", fontsize=7)
 
 
 def save(figure: plt.Figure, metadata: dict, path: Path) -> None:
