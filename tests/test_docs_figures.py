@@ -107,7 +107,8 @@ COLUMNS: list[tuple[re.Pattern[str], frozenset[str]]] = [
     (re.compile(r"^p\d|p99 at|took|longest|heavy request|^i/o$"), frozenset({"time"})),
     # make incidents: a column per event, its requests lost (or, under "2xx back within s", seconds)
     (re.compile(r"^(?:reload|kill-worker|kill-worker-respawn|hog|kill-container|recreate|deploy|max-requests"
-                r"|max-requests-jitter|proxy-reload)$"), frozenset({"count", "time"})),
+                r"|max-requests-jitter|proxy-reload|chain-reload|reload-long|reload-long-short-grace|crash-container"
+                r"|deploy-long|deploy-long-short-grace)$"), frozenset({"count", "time"})),
     (re.compile(r"^(?:broken|fixed)$|what differs|what you would see|setting|app change|^server$"),
      frozenset({"count", "time", "ratio"})),
 ]  # fmt: skip
