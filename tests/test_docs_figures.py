@@ -44,8 +44,9 @@ import pytest
 from bench.render.bench import summarise
 
 ROOT = Path(__file__).resolve().parent.parent
-# A Markdown link to a file of a set, `[...](results/<set>/...)` or `(../results/<set>/...)` from docs/.
-SET_LINK = re.compile(r"\]\((?:\.\./)?results/(\d{4}-\d{2}-\d{2}-[A-Za-z0-9_.-]+)/")
+# A Markdown link to a file of a set, `[...](results/<set>/...)`, `(../results/<set>/...)` from docs/ or
+# `(../../results/<set>/...)` from docs/history/.
+SET_LINK = re.compile(r"\]\((?:\.\./)*results/(\d{4}-\d{2}-\d{2}-[A-Za-z0-9_.-]+)/")
 SCOPE = re.compile(r"<!--\s*figures:\s*results/([A-Za-z0-9_.-]+?)/?\s*-->")
 UNCHECKED = re.compile(r"<!--\s*figures:\s*unchecked\b(?!\s+columns)")
 UNCHECKED_COLUMNS = re.compile(r"<!--\s*figures:\s*unchecked columns:\s*(.*?)\s*-->")
@@ -503,7 +504,7 @@ def unmatched(block: Block) -> list[str]:
     return problems
 
 
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs/history").glob("*.md"))]
 CHECKED = [block for document in DOCUMENTS for block in blocks(document)]
 
 
@@ -689,3 +690,21 @@ def test_the_readme_psycopg2_figure_that_any_value_of_the_set_let_pass_fails(tmp
     page = tmp_path / "step9.md"
     assert _problems(page, text) == [[]]
     assert _problems(page, text.replace("6.5 s", "6.6 s", 1)) == [["6.6"]]
+
+
+MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda path: str(path.relative_to(ROOT)))
+def test_every_relative_link_leads_to_a_file_of_the_repository(path: Path) -> None:
+    """A page moved (to docs/history/, say) leaves no link behind that leads nowhere."""
+    text = re.sub(r"```.*?```", "", path.read_text(), flags=re.DOTALL)
+    broken = []
+    for link in MARKDOWN_LINK.findall(text):
+        target = link.split("#", 1)[0]
+        if not target or re.match(r"[a-z]+:", target):
+            continue  # an anchor on the page itself, or another site
+        resolved = (path.parent / target).resolve()
+        if not resolved.exists() or ROOT not in resolved.parents:
+            broken.append(link)
+    assert not broken, f"{path.relative_to(ROOT)}: links to nothing in the repository: {broken}"
