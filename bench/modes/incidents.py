@@ -81,21 +81,31 @@ class Event:
 
 
 GUNICORN_LIKE = ("gunicorn", "nginx+gunicorn")
+
+
+def reload(running: RunningScenario, target: Target) -> dict:
+    return events.send_signal(running, target.service, "HUP")
+
+
+def deploy(running: RunningScenario, target: Target) -> dict:
+    return events.deploy(running, running.app_services())
+
+
 EVENTS = {
     event.name: event
     for event in (
         Event("reload", "graceful reload: SIGHUP to the server's main process",
               (*GUNICORN_LIKE, "uwsgi", "nginx+uwsgi", "granian", "uvicorn"),
-              lambda running, target: events.send_signal(running, target.service, "HUP")),
+              reload),
         Event("chain-reload", "uWSGI's chain reload (lazy-apps): one worker replaced after the other",
               ("uwsgi", "nginx+uwsgi"), lambda running, target: events.chain_reload(running, target.service),
               environment={"LAZY_APPS": "true"}),
         Event("reload-long", f"graceful reload during requests of {LONG_REQUEST:g} s (graceful timeout 30 s)",
-              ("gunicorn",), lambda running, target: events.send_signal(running, target.service, "HUP"),
+              ("gunicorn",), reload,
               load_seconds=20.0, delay=LONG_REQUEST),
         Event("reload-long-short-grace",
               f"graceful reload during requests of {LONG_REQUEST:g} s, graceful timeout {GRACE_SHORT} s",
-              ("gunicorn",), lambda running, target: events.send_signal(running, target.service, "HUP"),
+              ("gunicorn",), reload,
               environment={"GRACEFUL_TIMEOUT": str(GRACE_SHORT)}, load_seconds=20.0, delay=LONG_REQUEST),
         Event("proxy-reload", "nginx -s reload in front", ("nginx+gunicorn",),
               lambda running, target: events.reload_nginx(running)),
@@ -115,13 +125,13 @@ EVENTS = {
               (*GUNICORN_LIKE, "uwsgi", "granian", "uvicorn"),
               lambda running, target: events.recreate(running, target.service)),
         Event("deploy", "both app containers replaced one after the other behind Nginx", ("nginx+gunicorn",),
-              lambda running, target: events.deploy(running, running.app_services()), load_seconds=20.0),
+              deploy, load_seconds=20.0),
         Event("deploy-long", f"the deploy during requests of {LONG_REQUEST:g} s (stop grace period 35 s)",
-              ("nginx+gunicorn",), lambda running, target: events.deploy(running, running.app_services()),
+              ("nginx+gunicorn",), deploy,
               load_seconds=25.0, delay=LONG_REQUEST, only_targets=("nginx-deploy-gevent",)),
         Event("deploy-long-short-grace",
               f"the deploy during requests of {LONG_REQUEST:g} s, stop grace period {GRACE_SHORT} s",
-              ("nginx+gunicorn",), lambda running, target: events.deploy(running, running.app_services()),
+              ("nginx+gunicorn",), deploy,
               environment={"STOP_GRACE_PERIOD": f"{GRACE_SHORT}s"}, load_seconds=25.0, delay=LONG_REQUEST,
               only_targets=("nginx-deploy-gevent",)),
         Event("hog", f"{HOG_REQUESTS} requests of {HOG_UNITS} CPU units at once, the worker timeout {HOG_TIMEOUT} s",
@@ -308,7 +318,7 @@ def run_once(target_name: str, event: Event, args: argparse.Namespace, repeat: i
     try:
         with RunningScenario(scenario, environment=environment) as running:
             packages |= image_packages(running)
-            delay = event.delay or args.delay
+            delay = record["delay"]  # the event's own, or --delay
             problem = verify(target, delay)
             record |= {"verified": problem is None, "problem": problem}
             if problem:
