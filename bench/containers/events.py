@@ -51,16 +51,24 @@ def server_main_pid(running: RunningScenario, service: str) -> int:
 UWSGI_ROUTER = re.compile(r"spawned uWSGI http \d+ \(pid: (\d+)\)")
 
 
-def worker_pids(running: RunningScenario, service: str) -> list[int]:
-    """The server's workers, oldest first: its main process's children, less the ones that serve no request
-    (multiprocessing's resource tracker beside granian's and uvicorn's workers, uWSGI's HTTP router)."""
-    main = server_main_pid(running, service)
+def router_pids(running: RunningScenario, service: str) -> set[int]:
+    """uWSGI's HTTP router, as the container sees its PID: from the log, the one place that tells it from a worker."""
     logs = running.compose("logs", "--no-color", service, check=False).stdout
-    routers = {int(pid) for pid in UWSGI_ROUTER.findall(logs)}
+    return {int(pid) for pid in UWSGI_ROUTER.findall(logs)}
+
+
+def workers_of(main: int, routers: set[int]) -> list[int]:
+    """The main process's children that serve requests, oldest first: less multiprocessing's resource tracker
+    (beside granian's and uvicorn's workers) and uWSGI's HTTP router."""
     workers = [
         pid for pid in children(main) if "resource_tracker" not in command_line(pid) and pid_inside(pid) not in routers
     ]
     return sorted(workers, key=started_ticks)
+
+
+def worker_pids(running: RunningScenario, service: str) -> list[int]:
+    """The server's workers, oldest first."""
+    return workers_of(server_main_pid(running, service), router_pids(running, service))
 
 
 def container(running: RunningScenario, service: str) -> str:
@@ -110,12 +118,14 @@ def chain_reload(running: RunningScenario, service: str, wait: float = 30.0) -> 
     """uWSGI's chain reload: `c` to its master's FIFO. One worker at a time is replaced by a new one that loads the
     app (lazy-apps), the next only once the last is ready; the HTTP router and the listening socket stay. Returns
     once every worker there was is gone (or after `wait` s), saying how many were replaced."""
-    target, before = container(running, service), set(worker_pids(running, service))
+    # The master and the HTTP router stay through a chain reload: found once, the workers are then read from /proc.
+    main, routers = server_main_pid(running, service), router_pids(running, service)
+    target, before = container(running, service), set(workers_of(main, routers))
     at = time.monotonic()
     running.docker(service, "exec", target, "sh", "-c", f"echo c > {UWSGI_FIFO}")
-    while before & set(worker_pids(running, service)) and time.monotonic() < at + wait:
+    while before & set(workers_of(main, routers)) and time.monotonic() < at + wait:
         time.sleep(0.2)
-    replaced = len(before - set(worker_pids(running, service)))
+    replaced = len(before - set(workers_of(main, routers)))
     did = f"echo c > {UWSGI_FIFO} in {service} (chain reload): {replaced} of {len(before)} workers replaced"
     return {"did": did, "at": at, "workers": len(before), "workers_replaced": replaced}
 
