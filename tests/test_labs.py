@@ -71,15 +71,17 @@ def test_pool_default(client: None) -> None:
         measured = by_target(labs.pool_default(running, n=n, delay=delay, rounds=2))
     assert all(record["answered"] == record["requests"] for record in measured.values()), measured
     # requests with urllib3's 10 does not wait (pool_block is off): every request past 10 opens its own connection
-    # and drops it afterwards, round after round, where the sized pool opens its connections once.
+    # and drops it afterwards, round after round, where the sized pool opens its connections once. A pool that made
+    # requests wait would take n / 10 delays (20 s here); opening 190 connections a round took 2.1 s on a slow CPU.
     small, sized = measured["requests-pool-10"], measured["requests-pool-1000"]
-    assert max(small["elapsed_s"]) < 2 * delay and small["connections_opened"][1] >= 0.7 * n, small
+    assert max(small["elapsed_s"]) < 0.25 * (n / 10) * delay and small["connections_opened"][1] >= 0.7 * n, small
     assert small["pool_full_warnings"] >= 0.7 * 2 * n, small
     assert sized["connections_opened"][1] <= 0.05 * n and sized["pool_full_warnings"] == 0, sized
     # aiohttp's 100: the requests past 100 wait for a connection, a second delay.
     limited, unlimited = measured["aiohttp-limit-100"], measured["aiohttp-limit-1000"]
     assert min(limited["slow_requests"]) >= 0.3 * n and min(limited["elapsed_s"]) >= 1.8 * delay, limited
-    assert max(unlimited["slow_requests"]) <= 0.1 * n and max(unlimited["elapsed_s"]) < 1.6 * delay, unlimited
+    # Its second round, as for the sized pool: the first also opens the connections (65 of 200 late on a slow CPU).
+    assert unlimited["slow_requests"][1] <= 0.1 * n and unlimited["elapsed_s"][1] < 1.6 * delay, unlimited
 
 
 @pytest.mark.docker
