@@ -162,11 +162,13 @@ def deploy(running: RunningScenario, services: list[str]) -> dict:
     return {"did": waited.join(f"{service} recreated, waited until healthy" for service in services)}
 
 
-def hog(url: str, requests: int, units: int) -> dict:
-    """`requests` requests at once that each build `units` units of CPU work (the app's `?cpu=`): a burst of
-    heavy requests that keeps a worker busy. Sent from threads of their own, so that the load goes on; what they
-    get is not the load's, and they are left to end (or be cut) with the worker."""
-    target = f"{url.rstrip('/')}/?delay=0&cpu={units}"
+def hog(url: str, requests: int, units: int, delay: float) -> dict:
+    """`requests` requests at once that each build `units` units of CPU work (the app's `?cpu=`) after a wait of
+    `delay` s for slow_api: a burst of heavy requests that keeps a worker busy. The wait lines them up: all are in
+    before the first answer comes back, so their CPU work runs back to back, not interleaved with the process's
+    own housekeeping (a gevent worker's heartbeat to its master). Sent from threads of their own, so that the load
+    goes on; what they get is not the load's, and they are left to end (or be cut) with the worker."""
+    target = f"{url.rstrip('/')}/?delay={delay:g}&cpu={units}"
 
     def send() -> None:
         try:
@@ -178,7 +180,7 @@ def hog(url: str, requests: int, units: int) -> dict:
     at = time.monotonic()
     for _ in range(requests):
         threading.Thread(target=send, daemon=True).start()
-    return {"did": f"{requests} requests of {units} CPU units at once (GET /?cpu={units})", "at": at}
+    return {"did": f"{requests} requests of {units} CPU units at once (GET /?delay={delay:g}&cpu={units})", "at": at}
 
 
 def reload_nginx(running: RunningScenario, service: str = "nginx") -> dict:

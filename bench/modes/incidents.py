@@ -22,8 +22,9 @@ The events (bench/containers/events.py does them), where the server has them:
 - deploy: both copies of nginx-deploy.yml replaced one after the other, each once the last is healthy;
   deploy-long, deploy-long-short-grace: the same during requests of LONG_REQUEST s, with the containers' stop grace
   period at 35 s and at GRACE_SHORT s.
-- hog: HOG_REQUESTS requests of the app's largest CPU work (`?cpu=`) at once, gunicorn's worker timeout set to
-  HOG_TIMEOUT s (WORKER_TIMEOUT): a gevent worker busy with CPU cannot report to its master, which kills it.
+- hog: requests of the app's largest CPU work (`?cpu=`) at once, HOG_TIMEOUTS times gunicorn's worker timeout of
+  CPU in all, the timeout set to HOG_TIMEOUT s (WORKER_TIMEOUT): a gevent worker busy with CPU cannot report to its
+  master, which kills it.
 - max-requests, max-requests-jitter: no single moment; workers recycled after MAX_REQUESTS requests (+ up to the
   jitter) all through the load, the setting given in the environment (gunicorn.conf.py, uwsgi.ini, uvicorn's
   UVICORN_LIMIT_MAX_REQUESTS).
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import statistics
 import sys
@@ -54,12 +56,16 @@ from bench.containers.scenarios import Target, load_targets
 from bench.loadgen import timeline
 from bench.measure import bookstore
 from bench.measure.resultset import ResultSet
-from bench.measure.target import image_packages, verify
+from bench.measure.target import cpu_ms_per_unit, image_packages, verify
 
-# The hog: this many requests of the app's largest CPU work at once (about a second each, one after another in a
-# gevent process), against a worker timeout of HOG_TIMEOUT s: gunicorn's master kills a worker that has not
-# reported in for that long, which a gevent worker busy with CPU cannot do, and threads can.
-HOG_REQUESTS, HOG_UNITS, HOG_TIMEOUT = 8, 1000, 5
+# The hog: requests of the app's largest CPU work at once (about a second each, one after another in a gevent
+# process), against a worker timeout of HOG_TIMEOUT s: gunicorn's master kills a worker that has not reported in
+# for that long, which a gevent worker busy with CPU cannot do, and threads can. As many requests as hold one
+# process for HOG_TIMEOUTS times the timeout at the CPU cost of a unit measured in the image just before (a faster
+# CPU gets more of them), each after a wait of HOG_DELAY s that lines them up (events.hog).
+HOG_UNITS, HOG_TIMEOUT, HOG_TIMEOUTS, HOG_DELAY = 1000, 5, 2, 1.0
+
+
 # Recycling every 300 requests (+ up to 150): at 100 clients and 0.5 s, about 200 requests a second, so every worker
 # recycles at least once within the load, and the one gevent process every 1.5 s or so.
 MAX_REQUESTS, MAX_REQUESTS_JITTER = 300, 150
@@ -89,6 +95,13 @@ def reload(running: RunningScenario, target: Target) -> dict:
 
 def deploy(running: RunningScenario, target: Target) -> dict:
     return events.deploy(running, running.app_services())
+
+
+def hog(running: RunningScenario, target: Target) -> dict:
+    unit_ms = cpu_ms_per_unit(running, target.service)
+    requests = math.ceil(HOG_TIMEOUTS * HOG_TIMEOUT * 1000 / (HOG_UNITS * unit_ms))
+    burst = events.hog(target.url, requests, HOG_UNITS, HOG_DELAY)
+    return burst | {"did": f"{burst['did']}, {unit_ms:.2f} ms of CPU a unit", "requests": requests}
 
 
 EVENTS = {
@@ -134,8 +147,8 @@ EVENTS = {
               ("nginx+gunicorn",), deploy,
               environment={"STOP_GRACE_PERIOD": f"{GRACE_SHORT}s"}, load_seconds=25.0, delay=LONG_REQUEST,
               only_targets=("nginx-deploy-gevent",)),
-        Event("hog", f"{HOG_REQUESTS} requests of {HOG_UNITS} CPU units at once, the worker timeout {HOG_TIMEOUT} s",
-              ("gunicorn",), lambda running, target: events.hog(target.url, HOG_REQUESTS, HOG_UNITS),
+        Event("hog", f"requests of {HOG_UNITS} CPU units at once, {HOG_TIMEOUTS} x the worker timeout of "
+              f"{HOG_TIMEOUT} s of CPU in all", ("gunicorn",), hog,
               environment={"WORKER_TIMEOUT": str(HOG_TIMEOUT)}, load_seconds=20.0),
         Event("max-requests", f"workers recycled every {MAX_REQUESTS} requests", (*GUNICORN_LIKE, "uwsgi", "uvicorn"),
               environment={"MAX_REQUESTS": str(MAX_REQUESTS)}),
