@@ -39,11 +39,19 @@ BAD_QUERIES = [
 ]  # fmt: skip
 
 
+# A lone request takes its delay and little more: async-view-gevent on Python 3.14 once took up to a second more, its
+# event loop woken by a timer instead of by the name lookup that had ended (flask_app/async_view_gevent.py).
+LONE_REQUEST_SLACK = 0.5
+
+
 def test_answers_exactly_after_the_delay(scenario: RunningScenario) -> None:
     for target in load_targets(scenario.scenario):
-        answer = fetch(f"{target.url}?delay=0.4")
-        assert (answer.status, answer.body) == (200, target.expected_body(0.4)), target.name
-        assert answer.seconds >= 0.4, target.name
+        answers = [fetch(f"{target.url}?delay=0.4") for _ in range(3)]
+        for answer in answers:
+            assert (answer.status, answer.body) == (200, target.expected_body(0.4)), target.name
+            assert answer.seconds >= 0.4, target.name
+        fastest = min(answer.seconds for answer in answers)
+        assert fastest < 0.4 + LONE_REQUEST_SLACK, (target.name, [round(a.seconds, 3) for a in answers])
 
 
 def test_bad_input_is_a_400_with_a_message(scenario: RunningScenario) -> None:
