@@ -59,11 +59,12 @@ def test_a_killed_worker_loses_at_most_what_it_held_and_the_server_serves_again(
 
 @pytest.mark.docker
 def test_a_burst_of_cpu_work_gets_the_gevent_worker_killed_and_not_the_threads() -> None:
-    """With gunicorn's worker timeout at 5 s, 8 requests of about a second of CPU each: the one gevent process
-    runs them one after another and cannot report to its master, which kills it, and every request it held is lost,
-    its connections cut; the thread workers keep reporting between the GIL's switches and none is killed. On a slow
-    CPU the burst holds the 2 cores long enough that slow_api's answers can come later than the app waits for: those
-    requests get the app's own 504, an answer, not a cut connection (it happened once in CI: 42 of 1293)."""
+    """With gunicorn's worker timeout at 5 s, requests of about a second of CPU each, twice the timeout in all, lined
+    up (incidents.hog): the one gevent process runs them one after another and cannot report to its master, which
+    kills it, and every request it held is lost, its connections cut; the thread workers keep reporting between the
+    GIL's switches and none is killed. On a slow CPU the burst holds the 2 cores long enough that slow_api's answers
+    can come later than the app waits for: those requests get the app's own 504, an answer, not a cut connection (it
+    happened once in CI: 42 of 1293)."""
     gevent, threads = measured("gunicorn-gevent", "hog"), measured("gunicorn-sync", "hog")
     assert gevent["failed"] >= SMALL.clients // 2, gevent["failed_by_kind"]  # what the one process held
     assert set(gevent["failed_by_kind"]) <= {timeline.RESET, timeline.TIMED_OUT}, gevent["failed_by_kind"]
