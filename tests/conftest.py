@@ -22,6 +22,7 @@ import requests
 from bench.containers.compose import RunningScenario
 from bench.containers.scenarios import ROOT, SCENARIOS
 from bench.measure.target import choose_client
+from tests import engines
 
 
 def free_port() -> int:
@@ -123,10 +124,43 @@ def load(url: str, requests_total: int, concurrency: int) -> tuple[float, list[A
     return time.monotonic() - started, answers
 
 
+# Two settings for a run of some of the tests (tests/test_hosts.py runs them against an engine that builds
+# nothing: it gets the images copied from this machine's engine): TESTS_SCENARIOS="a b" keeps the tests of those
+# scenarios only, TESTS_BUILD=0 starts each scenario from the images there without building them.
+ONLY_SCENARIOS = os.environ.get("TESTS_SCENARIOS", "").split()
+BUILD = os.environ.get("TESTS_BUILD", "1") != "0"
+
+
+# The test that runs tests/test_scenarios.py's tests of engines.SCENARIOS_ON_THE_UNSEEN_ENGINE against an engine this
+# machine cannot see: where it runs, those scenarios' tests are not run a second time here, on this machine's engine
+# (the same images, the same tests; the processes read through the engine there, here for every other scenario).
+ON_THE_UNSEEN_ENGINE = "tests/test_hosts.py::test_make_test_fast_and_two_scenarios_tests_pass_against_that_engine"
+
+
+def scenario_of(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("scenario") if callspec else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    unknown = set(ONLY_SCENARIOS) - set(SCENARIOS)
+    if unknown:
+        raise pytest.UsageError(f"TESTS_SCENARIOS names no scenario: {' '.join(sorted(unknown))}")
+    left_out: set[str] = set()
+    if ONLY_SCENARIOS:
+        left_out = set(SCENARIOS) - set(ONLY_SCENARIOS)
+    elif any(item.nodeid == ON_THE_UNSEEN_ENGINE for item in items) and not engines.unseen_engine_missing():
+        left_out = set(engines.SCENARIOS_ON_THE_UNSEEN_ENGINE)
+    left = [item for item in items if item.path.name == "test_scenarios.py" and scenario_of(item) in left_out]
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = [item for item in items if item not in left]
+
+
 @pytest.fixture(scope="module", params=SCENARIOS)
 def scenario(request: pytest.FixtureRequest) -> Iterator[RunningScenario]:
     """Each scenario in turn, up and healthy; torn down after the module's tests, also when one fails."""
-    with RunningScenario(request.param) as running:
+    with RunningScenario(request.param, build=BUILD) as running:
         yield running
 
 

@@ -15,10 +15,12 @@ import contextlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 # A private range nothing else on the machine uses (checked before use): one /30 per engine.
@@ -35,6 +37,7 @@ class ExtraEngine:
     # namespace, which this machine's /proc shows as other processes or none.
     pid_namespace: bool = False
     subnet: str = SUBNET  # another range lets these engines run beside another test's
+    resolver: RefusingResolver | None = field(default=None, repr=False)
 
     @property
     def socket(self) -> str:
@@ -53,6 +56,35 @@ class ExtraEngine:
     @property
     def data(self) -> Path:
         return STATE / self.name
+
+
+class RefusingResolver:
+    """A DNS server on the host side of an engine's veth that refuses every question at once. The engine's namespace
+    has no route out, so its containers' lookups of names Docker does not know (a stopped container's) would wait
+    10 s for the host's resolver; a machine's resolver (Docker Desktop's) answers at once, and so does this one."""
+
+    def __init__(self, address: str) -> None:
+        self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.socket.bind((address, 53))
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                query, client = self.socket.recvfrom(4096)
+            except OSError:  # closed
+                return
+            if len(query) < 12:
+                continue
+            end = 12  # the question: its name's labels, then type and class
+            while end < len(query) and query[end]:
+                end += query[end] + 1
+            flags = 0x8000 | (int.from_bytes(query[2:4], "big") & 0x7900) | 5  # an answer, REFUSED
+            header = query[:2] + flags.to_bytes(2, "big") + query[4:6] + bytes(6)
+            self.socket.sendto(header + query[12 : end + 5], client)
+
+    def close(self) -> None:
+        self.socket.close()
 
 
 def _run(*command: str) -> subprocess.CompletedProcess[str]:
@@ -79,6 +111,17 @@ def missing_tools() -> list[str]:
     return [tool for tool in ("ip", "nsenter", "dockerd", "containerd") if shutil.which(tool) is None]
 
 
+def unseen_engine_missing() -> str | None:
+    """What an engine in PID and network namespaces of its own (tests/test_hosts.py) needs and this machine lacks."""
+    if os.geteuid() != 0 or missing_tools() or not all(map(shutil.which, ("unshare", "runuser", "useradd"))):
+        return "root, ip, nsenter, unshare, dockerd, containerd, runuser"
+    return None
+
+
+# The scenarios tests/test_hosts.py runs every test of (tests/test_scenarios.py) against that engine.
+SCENARIOS_ON_THE_UNSEEN_ENGINE = ("async-gevent-gunicorn", "sync-gunicorn")
+
+
 def address_taken(subnet: str = SUBNET) -> bool:
     return f" {subnet}." in _run("ip", "-o", "address").stdout or f"{subnet}." in _run("ip", "route").stdout
 
@@ -91,6 +134,7 @@ def start(engine: ExtraEngine) -> None:
     _must("ip", "link", "set", f"{name}-n", "netns", name)
     _must("ip", "address", "add", f"{engine.host_side}/30", "dev", f"{name}-h")
     _must("ip", "link", "set", f"{name}-h", "up")
+    engine.resolver = RefusingResolver(engine.host_side)
     _must("ip", "-n", name, "address", "add", f"{engine.address}/30", "dev", f"{name}-n")
     _must("ip", "-n", name, "link", "set", f"{name}-n", "up")
     _must("ip", "-n", name, "link", "set", "lo", "up")
@@ -131,10 +175,11 @@ def start(engine: ExtraEngine) -> None:
 
 
 def dockerd_command(engine: ExtraEngine, run_dir: Path, containerd_socket: Path) -> list[str]:
+    # --dns: the RefusingResolver on the host side of its veth.
     return [
         "dockerd", "--host", engine.socket, "--data-root", str(engine.data / "docker"),
         "--exec-root", str(run_dir / "exec"), "--pidfile", str(run_dir / "dockerd.pid"),
-        "--containerd", str(containerd_socket),
+        "--containerd", str(containerd_socket), "--dns", engine.host_side,
     ]  # fmt: skip
 
 
@@ -192,6 +237,8 @@ def stop(engine: ExtraEngine) -> None:
     mounts = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()]
     for mount in sorted((m for m in mounts if m.startswith((str(engine.data), f"/run/{engine.name}/"))), reverse=True):
         _run("umount", "--lazy", mount)
+    if engine.resolver:
+        engine.resolver.close()
     _run("ip", "link", "delete", f"{engine.name}-h")  # takes its peer with it
     _run("ip", "netns", "delete", engine.name)
     shutil.rmtree(engine.data, ignore_errors=True)

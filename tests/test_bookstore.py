@@ -25,8 +25,8 @@ import pytest
 import requests
 import yaml
 
+from bench.containers import postgres
 from bench.containers.compose import RunningScenario, compose_command
-from bench.containers.sampler import pg_client_sessions
 from bench.containers.scenarios import ROOT, Target, interpolate
 
 pytestmark = pytest.mark.docker
@@ -99,6 +99,7 @@ class Bookstore(RunningScenario):
         self.file = COMPOSE_FILE
         self.build = True
         self.ready_timeout = 600  # a cold build of the six images, the PyPy one with gevent from source
+        self._seen = {}  # RunningScenario.sees_processes asks once per service
         self.environment = {
             **os.environ,
             "BOOKSTORE_SCALE": str(SCALE),
@@ -248,7 +249,7 @@ def get_status(address: str, timeout: float = 30) -> tuple[int, str]:
 
 @pytest.mark.parametrize("target", TARGET_PARAMS)
 def test_300_clients_stay_within_the_pools(bookstore: Bookstore, target: Target) -> None:
-    postgres_pid = bookstore.main_pid("postgres")
+    sessions = postgres.session_counter(bookstore)
     # The list with the largest offset this data set allows: the slowest statement here, at 300 clients at once.
     address = url(target, f"/author?limit=20&offset={SCALE - 20}")
     # A pool opens its connections as requests first need them, and a connect among 300 requests at once can pass
@@ -261,7 +262,7 @@ def test_300_clients_stay_within_the_pools(bookstore: Bookstore, target: Target)
     def sample() -> None:
         nonlocal peak
         while not done.wait(0.05):
-            peak = max(peak, pg_client_sessions(postgres_pid))
+            peak = max(peak, sessions()[0])
 
     sampler = threading.Thread(target=sample)
     sampler.start()
@@ -374,6 +375,30 @@ def test_an_abandoned_query_stops_at_the_statement_timeout(bookstore: Bookstore)
         assert STATEMENT_TIMEOUT - 0.5 < seconds < STATEMENT_TIMEOUT + 5, (target.name, seconds)
         assert get_status(url(target, "/author/1"), timeout=10)[0] == 200  # the pool serves again
     print(f"abandoned statements in Postgres: {waiting[0]} ... {waiting[-1]} (s, count)")
+
+
+def test_the_wait_for_a_load_s_last_queries_reads_them_here_or_asks_postgres(
+    bookstore: Bookstore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """make bookstore waits, after each load, until no session of Postgres is busy: read from the backends' titles
+    here, or, where this machine cannot see the engine's processes, asked of Postgres. Both wait out a 2 s query,
+    and both count the sessions the pools keep open alike."""
+    # Over TCP, as the apps' and pgbench's sessions (psql's own, on the local socket, neither way counts).
+    password = bookstore.environment.get("POSTGRES_PASSWORD") or "playground"
+    sleep = ["exec", "-T", "-e", f"PGPASSWORD={password}", "postgres", "psql", "-h", "127.0.0.1", "-U", "postgres"]
+    sleep += ["-d", "bookstore", "-c", "SELECT pg_sleep(2)"]
+    opened = {}
+    for seen in (True, False):
+        monkeypatch.setattr(bookstore, "sees_processes", lambda service, seen=seen: seen)
+        query = threading.Thread(target=bookstore.compose, args=sleep)
+        query.start()
+        time.sleep(0.5)  # part of the experiment: the query has begun, 1.5 s of it left
+        waited = postgres.settle(bookstore)
+        query.join()
+        assert 1.0 <= waited <= 4.0, (seen, waited)
+        opened[seen] = postgres.session_counter(bookstore)()[0]
+    # A healthcheck may open a session of its own in between: one apart at most.
+    assert opened[True] > 0 and abs(opened[True] - opened[False]) <= 1, opened
 
 
 SATURABLE = [target for target in TARGETS if target.mode in ("gevent", "asyncio")]  # they hold more than the pool

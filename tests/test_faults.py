@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 import pytest
 
+from bench.containers import postgres
 from bench.containers.compose import RunningScenario
-from bench.containers.sampler import pg_client_sessions, server_pids
 from bench.containers.scenarios import REGISTRY, SCENARIOS, Target, load_targets
 from tests.conftest import BackgroundLoad, Outcome
 from tests.test_postgres_pool import pool_maxima
@@ -67,7 +67,7 @@ def first_success_after(load: BackgroundLoad, moment: float) -> float | None:
 
 
 def server_processes(running: RunningScenario, target: Target) -> list[int]:
-    return server_pids(running.main_pid(target.service))
+    return sorted(running.processes(target.service))
 
 
 @pytest.mark.parametrize("scenario_name", ["async-gevent-gunicorn", "sync-gunicorn"])
@@ -97,8 +97,8 @@ def test_slow_api_dies_under_load_and_the_app_recovers(scenario_name: str) -> No
 @pytest.mark.parametrize("scenario_name", [scenario for scenario in SCENARIOS if REGISTRY[scenario].uses_postgres])
 def test_postgres_restarts_under_load_and_no_session_leaks(scenario_name: str) -> None:
     with RunningScenario(scenario_name) as running:
-        postgres = running.main_pid("postgres")
-        idle_sessions = pg_client_sessions(postgres)
+        sessions = postgres.session_counter(running)
+        idle_sessions = sessions()[0]
         with contextlib.ExitStack() as stack:
             # An app whose Postgres half blocks serialises it: two clients keep it busy.
             loads = {
@@ -109,7 +109,7 @@ def test_postgres_restarts_under_load_and_no_session_leaks(scenario_name: str) -
             }
             cooperative = [load for target, load in loads.items() if target.postgres == "cooperative"]
             wait_for(lambda: all(len(load.outcomes) >= 4 for load in loads.values()), 30, "the load under way")
-            assert pg_client_sessions(postgres) > idle_sessions
+            assert sessions()[0] > idle_sessions
             stopping = time.monotonic()
             running.stop("postgres")
             # A request sent before the stop and cut by it is not enough: Postgres stays down until a request sent
@@ -133,9 +133,9 @@ def test_postgres_restarts_under_load_and_no_session_leaks(scenario_name: str) -
         # Each app closes the connections Postgres dropped and keeps open for the next requests no more than its
         # pool's maximum, nor than it had requests at once (its clients, and the healthcheck's one at a time):
         # hundreds of requests later, no more sessions than that (0 with per-request).
-        postgres = running.main_pid("postgres")
+        sessions = postgres.session_counter(running)  # of the Postgres restarted
         maxima = pool_maxima(running)
         kept = sum(min(maxima[target.service], load.clients + 1) for target, load in loads.items())
         kept = kept if os.environ.get("POSTGRES_CONNECTIONS", "pool") == "pool" else 0
-        wait_for(lambda: pg_client_sessions(postgres) <= kept, 10, f"at most {kept} Postgres sessions")
-        print(f"{scenario_name}: {pg_client_sessions(postgres)} Postgres sessions afterwards (at most {kept})")
+        wait_for(lambda: sessions()[0] <= kept, 10, f"at most {kept} Postgres sessions")
+        print(f"{scenario_name}: {sessions()[0]} Postgres sessions afterwards (at most {kept})")

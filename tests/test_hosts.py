@@ -19,13 +19,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bench.containers import cgroup, doctor, sampler
+from bench.containers import cgroup, doctor, roles, sampler
+from bench.containers.compose import RunningScenario
+from bench.containers.images import build_on_first_use
 from bench.containers.sampler import SAMPLER_IMAGE
 from bench.containers.scenarios import ROOT
 from bench.measure import resultset
+from bench.measure.target import build_loadgen_image
 from bench.modes import bench as bench_mode
 from tests import engines
 from tests.conftest import HOST_LOADGENS, free_port, path_without
+from tests.test_html_report import CHROMIUM_DOCKERFILE, CHROMIUM_IMAGE
 
 
 def test_an_older_python_stops_with_one_line_saying_why(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -163,8 +167,9 @@ def run_bench_as_user(home: Path, *arguments: str) -> dict[str, dict]:
 def unseen_engine():
     """An engine in a PID namespace (and a network namespace) of its own: `docker inspect` gives PIDs that are
     not this machine's processes. Its own address range, so that it runs beside the roles' test's engines."""
-    if os.geteuid() != 0 or engines.missing_tools() or not all(map(shutil.which, ("unshare", "runuser", "useradd"))):
-        pytest.skip("an engine in namespaces of its own needs root, ip, nsenter, unshare, dockerd, containerd, runuser")
+    missing = engines.unseen_engine_missing()
+    if missing:
+        pytest.skip(f"an engine in namespaces of its own needs {missing}")
     if engines.address_taken(UNSEEN_SUBNET):
         pytest.fail(f"{UNSEEN_SUBNET}.0.0/16 is in use on this machine: the unseen engine needs it free")
     with engines.extra_engines("pgp-vm", pid_namespace=True, subnet=UNSEEN_SUBNET) as (engine,):
@@ -188,6 +193,8 @@ def test_an_engine_whose_processes_this_machine_cannot_see_is_sampled_through_it
     roles = ["--server-host", engine, "--client-host", engine, "--database-host", engine]
     with docker_group_user() as home:
         unseen = run_bench_as_user(home, *roles, "--bind", unseen_engine.address)
+        page = (home / "out" / "results.md").read_text()
+    assert f"Servers' processes read through the engine: docker --host {engine}." in page, page[:1500]
     here = run_bench(tmp_path / "here", "--client", "container")
     assert unseen.keys() == here.keys() == {"gunicorn-gevent", "gunicorn-sync"}
     for name, record in unseen.items():
@@ -217,6 +224,49 @@ def test_an_engine_whose_processes_this_machine_cannot_see_is_sampled_through_it
         )
 
 
+# What of `make test` runs against that engine as on Docker Desktop: the tests without Docker, and every test of
+# these scenarios (the tutorial's gevent worker and its threads; tests/conftest.py does not run them here again).
+SCENARIOS_THERE = engines.SCENARIOS_ON_THE_UNSEEN_ENGINE
+HOST_TOOLS = (*HOST_LOADGENS, "chromium", "chromedriver")
+
+
+@pytest.mark.docker
+def test_make_test_fast_and_two_scenarios_tests_pass_against_that_engine(unseen_engine, tmp_path: Path) -> None:
+    """As on Docker Desktop: `docker` reaches an engine whose processes this machine cannot see, 127.0.0.1 reaches
+    its published ports, and ab, hey, wrk, vegeta, chromium and chromedriver are not on PATH. The tests run in the
+    engine's network namespace, whose loopback has its published ports as Docker Desktop forwards them to the Mac's.
+    That engine reaches no package index: it gets the images from this machine's engine, and builds none."""
+    engine = roles.Engine(unseen_engine.socket)
+    images = [SAMPLER_IMAGE, *(build_loadgen_image(tool) for tool in ("ab", "hey", "wrk"))]
+    images.append(build_on_first_use(CHROMIUM_IMAGE, CHROMIUM_DOCKERFILE, "tests"))
+    for scenario in SCENARIOS_THERE:
+        running = RunningScenario(scenario)
+        running.compose("build")
+        images += running.compose("config", "--images").stdout.split()
+    roles.copy_images(images, engine)
+    environment = {
+        **os.environ, "DOCKER_HOST": engine.address or "", "PATH": path_without(HOST_TOOLS, tmp_path / "bin"),
+        "TESTS_BUILD": "0", "TESTS_SCENARIOS": " ".join(SCENARIOS_THERE),
+    }  # fmt: skip
+    in_namespace = ["nsenter", f"--net=/var/run/netns/{unseen_engine.name}", sys.executable, "-m", "pytest"]
+    # make test-fast, and the scenarios' tests beside it: the two share nothing but the machine's cores.
+    selections = {"make test-fast": ["-m", "not docker"], "the scenarios' tests": ["tests/test_scenarios.py"]}
+    running = {
+        name: subprocess.Popen(
+            [*in_namespace, "-p", "no:cacheprovider", "-q", "-rs", *selection],
+            cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        for name, selection in selections.items()
+    }  # fmt: skip
+    for name, process in running.items():
+        output, _ = process.communicate(timeout=1200)
+        summary = output.strip().splitlines()[-1] if output.strip() else ""
+        failures = output[output.find("= FAILURES =") :][:6000]  # or the end, where none failed
+        assert process.returncode == 0, f"{name}:\n{failures}{output[-1500:]}"
+        assert " passed" in summary and "skipped" not in summary, f"{name}:\n{output[-3000:]}"
+        print(f"{name}: {summary}")
+
+
 # --- make doctor --------------------------------------------------------------------------------------------------
 
 
@@ -224,7 +274,7 @@ def test_doctor_says_what_runs_in_a_container_and_what_is_taken(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """A machine without docker and without the load generators, one of the project's ports taken."""
-    monkeypatch.setenv("PATH", path_without((*HOST_LOADGENS, "docker"), tmp_path / "bin"))
+    monkeypatch.setenv("PATH", path_without((*HOST_LOADGENS, "chromedriver", "docker"), tmp_path / "bin"))
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         port = taken.getsockname()[1]
@@ -236,6 +286,7 @@ def test_doctor_says_what_runs_in_a_container_and_what_is_taken(
     assert lines["sees the containers"] == "unknown (no engine)"
     for tool in HOST_LOADGENS:
         assert lines[tool].startswith(f"in a container instead (bench/loadgen/Dockerfile-{tool})"), lines[tool]
+    assert lines["chromium"].startswith("in a container instead (tests/Dockerfile-chromium)"), lines["chromium"]
     assert lines["ports"].startswith(f"TAKEN on 127.0.0.1: {port} ("), lines["ports"]
     assert lines["Python"].endswith(": ok")
     assert lines["make test takes"].startswith("about ") and lines["make test takes"].endswith("(docs/tests.md)")
@@ -258,14 +309,16 @@ def test_doctor_takes_make_bench_s_duration_from_the_newest_set(tmp_path: Path) 
         path.write_text(json.dumps({"metadata": metadata, "results": records}))
         return path
 
-    old = {"mode": "bench", "date": "2026-11-20T10:00:00+00:00", "minutes": 30.5, "cpu_count": 2}
-    older = result_set("old", old, ("sync-gunicorn", "nginx-gunicorn"))
+    command = "python -m bench.modes.bench --out results/old --repeat 3 --client auto --cold-build --also 1000"
+    old = {"mode": "bench", "date": "2026-11-20T10:00:00+00:00", "minutes": 30.5, "cpu_count": 2, "command": command}
+    whole = result_set("old", old, ("sync-gunicorn", "nginx-gunicorn"))
     latency = result_set("latency", {"mode": "latency", "date": "2026-11-25T10:00:00+00:00", "minutes": 3})
-    newest = result_set("new", {"mode": "bench", "date": "2026-11-24T10:00:00+00:00"})
-    line = doctor.make_bench_duration_line([older, latency])
-    assert line == "30.5 min for 2 scenarios, results/old (2026-11-20, 2 cores)", line
-    assert doctor.make_bench_duration_line([older, latency, newest]).startswith(
-        "not recorded: the newest committed set, results/new (2026-11-24)"
+    part = result_set("part", {"mode": "bench", "date": "2026-11-24T10:00:00+00:00", "minutes": 2}, ("sync-uwsgi",))
+    line = doctor.make_bench_duration_line([whole, latency, part])  # the largest, not the newest
+    assert line == "30.5 min for 2 scenarios (REPEAT=3 ALSO=1000), results/old (2026-11-20, 2 cores)", line
+    newest = result_set("new", {"mode": "bench", "date": "2026-11-24T10:00:00+00:00"}, ("a", "b"))
+    assert doctor.make_bench_duration_line([whole, latency, newest]).startswith(
+        "not recorded: the largest committed set, results/new (2026-11-24)"
     )
     assert doctor.make_bench_duration_line([]) == "not recorded: no committed make bench result set"
 

@@ -3,9 +3,14 @@ Chromium (Debian's chromium and chromium-driver; .ci/run installs them), and loa
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import shutil
+import subprocess
+import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,12 +18,26 @@ import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.command import Command
 
+from bench.containers.images import build_on_first_use
 from bench.render import render
 
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+# Where they are not on this machine, both run in a container of their own (tests/Dockerfile-chromium).
+CHROMIUM_IMAGE, CHROMIUM_DOCKERFILE = "flask-playground/chromium", "tests/Dockerfile-chromium"
+DRIVER_PORT = 9515
+
+
+def docker_answers() -> bool:
+    return (
+        shutil.which("docker") is not None and subprocess.run(["docker", "info"], capture_output=True).returncode == 0
+    )
+
+
 needs_chromium = pytest.mark.skipif(
-    not (CHROMIUM and CHROMEDRIVER), reason="no chromium or chromedriver: apt-get install chromium chromium-driver"
+    not (CHROMIUM and CHROMEDRIVER) and not docker_answers(),
+    reason="no chromium or chromedriver here, and no Docker engine answers to run them in their container",
 )
 
 METADATA = {
@@ -95,33 +114,86 @@ def test_page_for_every_mode_even_one_it_does_not_know(tmp_path: Path, mode: str
     assert page.count("<tr") == (len(RECORDS) + 1) * (2 if mode == "overload" else 1)  # and the summary
 
 
+def driver_ready(url: str) -> bool:
+    """Whether chromedriver at `url` takes sessions (its /status)."""
+    try:
+        with urllib.request.urlopen(f"{url}/status", timeout=2) as status:
+            return bool(json.load(status)["value"]["ready"])
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+@contextlib.contextmanager
+def driver_in_container(pages: Path) -> Iterator[str]:
+    """chromedriver and Chromium in their container, the folder of the pages mounted at the same path (they are
+    opened as files): the driver's URL, on 127.0.0.1. The container is removed after."""
+    image = build_on_first_use(CHROMIUM_IMAGE, CHROMIUM_DOCKERFILE, "tests")
+    publish, mount = f"127.0.0.1::{DRIVER_PORT}", f"{pages}:{pages}:ro"
+    # As this machine's user: pytest's folders are its own (0700); HOME: Chromium writes its profile there.
+    user = ["--user", f"{os.getuid()}:{os.getgid()}", "--env", "HOME=/tmp"]
+    run = ["docker", "run", "--detach", "--rm", *user, "--publish", publish, "--volume", mount, image]
+    container = subprocess.run(run, capture_output=True, text=True, check=True).stdout.strip()
+    try:
+        port = subprocess.run(["docker", "port", container, str(DRIVER_PORT)], capture_output=True, text=True)
+        url = f"http://{port.stdout.split()[0]}"
+        deadline = time.monotonic() + 30
+        while not driver_ready(url):
+            if time.monotonic() > deadline:
+                logs = subprocess.run(["docker", "logs", container], capture_output=True, text=True)
+                raise RuntimeError(f"chromedriver in {image} not ready in 30 s: {logs.stderr[-500:]}")
+            time.sleep(0.2)
+        yield url
+    finally:
+        subprocess.run(["docker", "rm", "--force", container], capture_output=True)
+
+
 @pytest.fixture(scope="module")
-def browser() -> Iterator[webdriver.Chrome]:
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Remote]:
+    """Headless Chromium: this machine's, or in its container. Every test's pages are under pytest's base folder."""
     options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"):
+    # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start (and a container is one already);
+    # --disable-dev-shm-usage: a container's /dev/shm is 64 MB.
+    arguments = (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,1000",
+    )
+    for argument in arguments:
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"performance": "ALL"})  # every request the page makes
-    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
-    yield driver
-    driver.quit()
+    if CHROMIUM and CHROMEDRIVER:
+        options.binary_location = CHROMIUM
+        driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+        yield driver
+        driver.quit()
+        return
+    with driver_in_container(tmp_path_factory.getbasetemp()) as url:
+        driver = webdriver.Remote(command_executor=url, options=options)
+        yield driver
+        driver.quit()
 
 
-def targets(driver: webdriver.Chrome) -> list[str]:
+def performance_log(driver: webdriver.Remote) -> list[dict]:
+    """What the page asked the network for (the driver's "performance" log), from either driver."""
+    return driver.execute(Command.GET_LOG, {"type": "performance"})["value"]
+
+
+def targets(driver: webdriver.Remote) -> list[str]:
     return driver.execute_script(
         "return [...document.querySelectorAll('table.sortable tbody tr')].map((row) => row.cells[1].textContent)"
     )
 
 
-def click_header(driver: webdriver.Chrome, column: str) -> str:
+def click_header(driver: webdriver.Remote, column: str) -> str:
     header = driver.find_element(By.XPATH, f"//table[@class='sortable']//th[button[text()='{column}']]")
     header.find_element(By.TAG_NAME, "button").click()
     return header.get_attribute("aria-sort")
 
 
 @needs_chromium
-def test_clicking_a_header_sorts_numerically_failed_rows_last(tmp_path: Path, browser: webdriver.Chrome) -> None:
+def test_clicking_a_header_sorts_numerically_failed_rows_last(tmp_path: Path, browser: webdriver.Remote) -> None:
     browser.get(write_results(tmp_path, RECORDS).as_uri())
     assert targets(browser) == ["devserver-single", "psycopg2-patched", "gunicorn-sync", "gevent-pywsgi"]
     # 0.99 < 3.19 < 170.8 as numbers (as text "170.8" < "3.19"); the FAILED row last both ways.
@@ -142,13 +214,13 @@ def test_clicking_a_header_sorts_numerically_failed_rows_last(tmp_path: Path, br
 
 
 @needs_chromium
-def test_page_loads_nothing_but_itself(tmp_path: Path, browser: webdriver.Chrome) -> None:
-    browser.get_log("performance")  # forget what earlier pages asked for
+def test_page_loads_nothing_but_itself(tmp_path: Path, browser: webdriver.Remote) -> None:
+    performance_log(browser)  # forget what earlier pages asked for
     page = write_results(tmp_path, RECORDS).as_uri()
     browser.get(page)
     assert len(browser.find_elements(By.CSS_SELECTOR, "img")) == 2
     assert browser.execute_script("return [...document.images].every((image) => image.naturalWidth > 0)")
-    events = [json.loads(entry["message"])["message"] for entry in browser.get_log("performance")]
+    events = [json.loads(entry["message"])["message"] for entry in performance_log(browser)]
     sent = [event["params"]["request"]["url"] for event in events if event["method"] == "Network.requestWillBeSent"]
     assert {url for url in sent if not url.startswith("data:")} == {page}
 
@@ -186,7 +258,7 @@ def test_map_and_labs_sets_get_their_pages(tmp_path: Path) -> None:
     assert "<code>docker compose -f labs/late-patch.yml up --build</code>" in labs
 
 
-def column(driver: webdriver.Chrome, table: int, index: int) -> list[str | None]:
+def column(driver: webdriver.Remote, table: int, index: int) -> list[str | None]:
     return driver.execute_script(
         "const table = document.querySelectorAll('table')[arguments[0]];"
         "return [...table.tBodies[0].rows].map((row) => row.cells[arguments[1]].dataset.sort ?? null)",
@@ -211,7 +283,7 @@ def in_order(values: list[str | None], numeric: bool, ascending: bool) -> bool:
     "result_set", ["2026-11-23-bench", "2026-11-23-overload", "2026-11-23-slowclients", "2026-11-23-latency",
                    "2026-11-23-map", "2026-11-23-labs"],
 )  # fmt: skip
-def test_every_table_on_every_kind_of_page_sorts(tmp_path: Path, browser: webdriver.Chrome, result_set: str) -> None:
+def test_every_table_on_every_kind_of_page_sorts(tmp_path: Path, browser: webdriver.Remote, result_set: str) -> None:
     browser.get(render_committed(tmp_path, result_set).as_uri())
     tables = browser.find_elements(By.TAG_NAME, "table")
     assert tables and all(table.get_attribute("class") == "sortable" for table in tables)

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 from pathlib import Path
 
 import pytest
 
+from bench.containers import doctor
 from bench.loadgen import timeline
 from bench.modes import incidents
 from bench.render import render
@@ -19,6 +21,21 @@ from bench.render import render
 SMALL = argparse.Namespace(clients=50, delay=0.5, seconds=8.0, event_at=3.0)
 # A killed worker's replacement starts in about a second on an idle machine; the CPU here is shared and slow.
 BACK_WITHIN = 5.0
+
+
+@functools.cache
+def engine_seen() -> tuple[bool, str]:
+    return doctor.sees_processes()
+
+
+@pytest.fixture(autouse=True)
+def events_need_the_engine_s_processes(request: pytest.FixtureRequest) -> None:
+    """The events signal and watch the servers' processes from this machine: where it cannot see the engine's
+    (Docker Desktop's VM), the tests that cause them cannot run."""
+    if request.node.get_closest_marker("docker"):
+        seen, how = engine_seen()
+        if not seen:
+            pytest.skip(f"the events need a machine that sees the engine's processes; this one: {how}")
 
 
 def measured(target: str, event: str, load_seconds: float | None = None) -> dict:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import pytest
 
 from bench.containers.compose import RunningScenario
-from bench.containers.sampler import server_pids
 from bench.containers.scenarios import load_targets
 from bench.loadgen.ab import parse_ab
 from bench.measure.target import choose_client, run_loadgen
@@ -33,7 +32,7 @@ def test_clients_far_beyond_capacity_queue_and_the_server_survives(scenario_name
     # (seen here past 4000 clients), which would test Docker, not the server.
     client = choose_client("container")
     with RunningScenario(scenario_name) as running:
-        processes = server_pids(running.main_pid("flask_app"))
+        processes = running.processes("flask_app").keys()
         (target,) = load_targets(scenario_name)
         _, output = run_loadgen(target, running, client, CLIENTS, CLIENTS, DELAY)
         result = parse_ab(output)
@@ -45,7 +44,7 @@ def test_clients_far_beyond_capacity_queue_and_the_server_survives(scenario_name
         # The same processes, and all of them serve: a full round answers in about one delay (plus this test
         # client's own overhead), where a wedged worker, or one still stuck with the overload, would leave part
         # of the round for a second delay.
-        assert server_pids(running.main_pid("flask_app")) == processes
+        assert running.processes("flask_app").keys() == processes
         round_delay = 3.0
         elapsed, answers = load(f"{target.url}?delay={round_delay:g}", requests_total=200, concurrency=200)
         assert all(answer.status == 200 for answer in answers)

@@ -15,8 +15,8 @@ from collections import Counter
 import pytest
 import yaml
 
+from bench.containers import postgres
 from bench.containers.compose import RunningScenario
-from bench.containers.sampler import pg_client_sessions
 from bench.containers.scenarios import REGISTRY, SCENARIOS, Target, load_targets
 from tests.conftest import Answer, load
 
@@ -45,15 +45,15 @@ def pool_maxima(running: RunningScenario) -> dict[str, int]:
 class SessionPeak:
     """Samples Postgres's client sessions in the background while the `with` block runs; `peak` is the most seen."""
 
-    def __init__(self, postgres_pid: int) -> None:
-        self.postgres_pid = postgres_pid
+    def __init__(self, running: RunningScenario) -> None:
+        self.count = postgres.session_counter(running)
         self.peak = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.wait(0.05):
-            self.peak = max(self.peak, pg_client_sessions(self.postgres_pid))
+            self.peak = max(self.peak, self.count()[0])
 
     def __enter__(self) -> SessionPeak:
         self._thread.start()
@@ -81,7 +81,7 @@ def test_many_more_clients_than_postgres_takes_all_wait_their_turn(target: Targe
     delay = 0.2
     with RunningScenario(target.scenario) as running:
         most_sessions = sum(pool_maxima(running).values())
-        with SessionPeak(running.main_pid("postgres")) as sessions:
+        with SessionPeak(running) as sessions:
             _, answers = load(f"{target.url}?delay={delay:g}", requests_total=CLIENTS, concurrency=CLIENTS)
         print(summary(target, delay, answers, sessions.peak))
         failed = [a for a in answers if (a.status, a.body) != (200, target.expected_body(delay))]
@@ -100,7 +100,7 @@ def test_a_wait_longer_than_the_pool_timeout_is_a_503_naming_the_pool(
     monkeypatch.setenv("POSTGRES_POOL_TIMEOUT", f"{timeout:g}")
     with RunningScenario(target.scenario) as running:
         pool_max = pool_maxima(running)[target.service]
-        with SessionPeak(running.main_pid("postgres")) as sessions:
+        with SessionPeak(running) as sessions:
             _, answers = load(f"{target.url}?delay={delay:g}", requests_total=CLIENTS, concurrency=CLIENTS)
         print(summary(target, delay, answers, sessions.peak))
         statuses = Counter(a.status for a in answers)

@@ -12,9 +12,8 @@ import functools
 import subprocess
 from pathlib import Path
 
-from bench.containers.sampler import sees_container
+from bench.containers.sampler import CGROUPS, memory_mb, sees_container
 
-CGROUPS = Path("/sys/fs/cgroup")
 # Each figure's file: (cgroup v1 controller, v1 file), v2 file.
 FILES = {"cpu": (("cpuacct", "cpuacct.usage"), "cpu.stat"), "memory": (("memory", "memory.stat"), "memory.stat")}
 
@@ -78,15 +77,9 @@ def container_cpu_seconds(container: str) -> float | None:
 
 
 def container_memory_mb(container: str) -> float | None:
-    """The container's private memory and its shared memory (Postgres's shared buffers in use), not the page
-    cache: with millions of rows the kernel caches the data files, and that is the machine's, not Postgres's."""
+    """The container's private and shared memory, not the page cache (sampler.memory_mb)."""
     text = read_figure(container, "memory")
-    if text is None:
-        return None
-    stat = dict(line.split() for line in text.splitlines() if line.strip())
-    private = int(stat.get("total_rss", stat.get("rss", stat.get("anon", 0))))
-    shared = int(stat.get("total_shmem", stat.get("shmem", 0)))
-    return round((private + shared) / 2**20, 1)
+    return None if text is None else memory_mb(text)
 
 
 UNREAD = "its cgroup could be read neither on this machine nor through the engine (docker exec ... cat)"

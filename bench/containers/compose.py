@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from bench.containers.sampler import sees_container
+from bench.containers.sampler import ProcessFacts, engine_process_table, process_table, sees_container
 from bench.containers.scenarios import ROOT, compose_file
 
 
@@ -182,6 +182,21 @@ class RunningScenario:
             full_id, pid = inspected.split()
             self._seen[service] = sees_container(int(pid), full_id)
         return self._seen[service]
+
+    def processes(self, service: str) -> dict[int, ProcessFacts]:
+        """The service's server processes now, each with its uid, CPU ticks and threads: read from this machine's
+        /proc where it shows them, else through the service's engine."""
+        main_pid = self.main_pid(service)
+        if self.sees_processes(service):
+            return process_table(main_pid)
+        return engine_process_table(self.docker_cli(service), main_pid)
+
+    def net_file(self, service: str, name: str) -> str:
+        """A file of /proc/net (tcp, netstat) as the service's network namespace shows it: through its main process
+        in this machine's /proc where it shows it, else read inside the container, through its engine."""
+        if self.sees_processes(service):
+            return Path(f"/proc/{self.main_pid(service)}/net/{name}").read_text()
+        return self.docker(service, "exec", self.container_ids()[service], "cat", f"/proc/net/{name}")
 
     def network(self) -> str:
         return f"{self.scenario}_default"

@@ -30,6 +30,7 @@ def published_ports() -> tuple[int, ...]:
 
 PORTS = published_ports()
 LOADGEN_TOOLS = {"ab": "apache2-utils", "hey": "hey", "wrk": "wrk", "vegeta": "bash .ci/vegeta (Go 1.22 or later)"}
+BENCH_TIMES = re.compile(r"--(repeat|also) (\S+)")
 TIMEOUT = 120  # seconds for any docker command: a first `docker run` may have to pull its image
 
 
@@ -117,6 +118,11 @@ def tool_lines() -> list[tuple[str, str]]:
         found = shutil.which(tool)
         where = f"on this machine ({found})" if found else f"in a container instead (bench/loadgen/Dockerfile-{tool})"
         lines.append((tool, where if found else f"{where}; on this machine: {install}"))
+    # The page test's browser: Chromium and its driver, both or neither.
+    found = shutil.which("chromium") if shutil.which("chromedriver") else None
+    install = "apt-get install chromium chromium-driver"
+    where = f"on this machine ({found})" if found else "in a container instead (tests/Dockerfile-chromium)"
+    lines.append(("chromium", where if found else f"{where}; on this machine: {install}"))
     return lines
 
 
@@ -142,7 +148,8 @@ def committed_sets(root: Path = ROOT) -> list[Path]:
 
 
 def make_bench_duration_line(sets: list[Path]) -> str:
-    """From the newest committed `make bench` result set's metadata, where it records its minutes."""
+    """From the committed `make bench` result set of the most scenarios (the newest of those), where it records its
+    minutes: how long the whole run took, with the options it ran with."""
     runs = []
     for path in sets:
         document = json.loads(path.read_text())
@@ -150,14 +157,16 @@ def make_bench_duration_line(sets: list[Path]) -> str:
         if metadata.get("mode") == "bench":
             # A run of a few scenarios (SCENARIOS=) takes a part of the whole: say how many it had.
             scenarios = {record.get("scenario") for record in document.get("results", [])} - {"reference-slow-api"}
-            runs.append((metadata.get("date", ""), path.parent.name, metadata, len(scenarios)))
+            runs.append((len(scenarios), metadata.get("date", ""), path.parent.name, metadata))
     if not runs:
         return "not recorded: no committed make bench result set"
-    date, name, metadata, scenarios = max(runs, key=lambda run: run[0])
+    scenarios, date, name, metadata = max(runs, key=lambda run: run[:2])
     if metadata.get("minutes") is None:
-        return f"not recorded: the newest committed set, results/{name} ({date[:10]}), does not say how long it ran"
+        return f"not recorded: the largest committed set, results/{name} ({date[:10]}), does not say how long it ran"
+    # Its repeats and extra loads, as make's options: they multiply its time.
+    shown = " ".join(f"{option.upper()}={value}" for option, value in BENCH_TIMES.findall(metadata.get("command", "")))
     return (
-        f"{metadata['minutes']:g} min for {scenarios} scenarios, results/{name}"
+        f"{metadata['minutes']:g} min for {scenarios} scenarios{f' ({shown})' if shown else ''}, results/{name}"
         f" ({date[:10]}, {metadata.get('cpu_count')} cores)"
     )
 

@@ -1,7 +1,9 @@
-"""The app images the harness builds: which ones (from the scenarios' compose files), and a cold build of them."""
+"""The images the harness builds: the apps' (which ones, from the scenarios' compose files, and a cold build of
+them), and the tools' (built on first use)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -46,3 +48,23 @@ def cold_build(scenarios: list[str] | None = None) -> dict:
         sizes[image] = round(int(docker("image", "inspect", "--format", "{{.Size}}", image)) / 1e6)
     remove_replaced_images()
     return {"cold_build_seconds": round(sum(seconds.values()), 1), "build_seconds": seconds, "size_mb": sizes}
+
+
+# On a tool's image (a load generator's, the browser's): the hash of the Dockerfile it was built from.
+SOURCE_LABEL = "org.flask-playground.dockerfile"
+
+
+def build_on_first_use(image: str, dockerfile: str, context: str) -> str:
+    """Build a tool's image (its Dockerfile copies nothing from `context`) unless the engine has it built from this
+    very Dockerfile already: built once per engine, and a copy from another engine is used as it is. Its tag."""
+    digest = hashlib.sha256((ROOT / dockerfile).read_bytes()).hexdigest()[:16]
+    label = '{{index .Config.Labels "' + SOURCE_LABEL + '"}}'
+    found = subprocess.run(["docker", "image", "inspect", "--format", label, image], capture_output=True, text=True)
+    if found.returncode == 0 and found.stdout.strip() == digest:
+        return image
+    build = ["docker", "build", "--quiet", "--label", f"{SOURCE_LABEL}={digest}", "--tag", image, "--file", dockerfile]
+    subprocess.run(
+        [*build, context], cwd=ROOT, check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"}
+    )
+    remove_replaced_images()
+    return image

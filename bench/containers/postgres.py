@@ -1,16 +1,17 @@
-"""A scenario's Postgres seen from outside: a query through psql in its container, its busy client sessions read
-from the backends' process titles (so that watching costs Postgres no query), a sampler that also keeps their
-peak and the container's memory, and a wait until the queries a load left behind have finished."""
+"""A scenario's Postgres seen from outside: a query through psql in its container, a sampler of a load that also
+keeps the peaks of Postgres's sessions and of its container's memory, and a wait until the queries a load left
+behind have finished. Where this machine sees the engine's processes, the sessions are read from the backends'
+process titles (so that watching costs Postgres no query); else the sampler runs through the engine, and the wait
+asks Postgres."""
 
 from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
+from collections.abc import Callable
 
-from bench.containers.cgroup import container_memory_mb
 from bench.containers.compose import RunningScenario, ScenarioError
-from bench.containers.sampler import CLIENT_BACKEND, Sampler, server_pids
+from bench.containers.sampler import EngineSampler, Sampler, pg_sessions
 
 
 def query(running: RunningScenario, database: str, sql: str) -> str:
@@ -43,58 +44,50 @@ def statements_so_far(running: RunningScenario, database: str) -> dict[str, int]
     return {kind: int(calls) for kind, calls in json.loads(query(running, database, STATEMENT_KINDS)).items()}
 
 
-def client_sessions(postgres_pid: int, client: str | None = None) -> tuple[int, int]:
-    """Client backends open, and those doing something (in a query or in a transaction), of every client or of
-    the one at address `client`. Read from their process titles (`postgres: user db 172.18.0.3(40412) idle`),
-    which show what pg_stat_activity's state does."""
-    opened = busy = 0
-    mine = None if client is None else f" {client}(".encode()
-    for pid in server_pids(postgres_pid):
-        try:
-            title = Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0")
-        except OSError:
-            continue
-        if CLIENT_BACKEND.match(title) and (mine is None or mine in title):
-            opened += 1
-            busy += not title.endswith(b" idle")
-    return opened, busy
+# Client sessions open and busy as Postgres itself counts them, where this machine cannot read the backends' titles
+# (the engine in a VM): what pg_sessions counts, the clients over TCP (the apps, pgbench), not psql's on the local
+# socket (client_port -1), this query's own.
+SESSIONS = (
+    "SELECT count(*), count(*) FILTER (WHERE state <> 'idle') FROM pg_stat_activity"
+    " WHERE backend_type = 'client backend' AND client_port >= 0"
+)
 
 
-def busy_sessions(postgres_pid: int) -> int:
-    return client_sessions(postgres_pid)[1]
+def session_counter(running: RunningScenario) -> Callable[[], tuple[int, int]]:
+    """A function that counts Postgres's client sessions now, open and busy (in a query or a transaction): from the
+    backends' process titles here, or asked of Postgres where this machine cannot see the engine's processes. For
+    the Postgres running now: a restarted one needs a new counter."""
+    if running.sees_processes("postgres"):
+        postgres_pid = running.main_pid("postgres")
+        return lambda: pg_sessions(postgres_pid)
+
+    def asked() -> tuple[int, int]:
+        opened, busy = query(running, "postgres", SESSIONS).split("|")
+        return int(opened), int(busy)
+
+    return asked
 
 
-class PostgresSampler(Sampler):
-    """The harness's Sampler (the app's processes: CPU, RSS, threads; Postgres's client sessions), and also the
-    peaks of Postgres's sessions open and busy, of every client or of the one at address `client` (other apps may
-    keep idle connections open beside it), and of its container's memory."""
-
-    def __init__(
-        self, server_pid: int | None, postgres_pid: int, postgres_container: str, client: str | None = None
-    ) -> None:
-        # A load with no server process (pgbench): Postgres's main process stands in, and only its figures count.
-        super().__init__(server_pid or postgres_pid, postgres_pid)
-        self.postgres_container, self.client = postgres_container, client
-        self.busy_peak = self.sessions_peak = 0
-        self.postgres_memory_mb_peak: float | None = None
-
-    def _sample(self, starting: bool = False) -> None:
-        super()._sample(starting)
-        assert self.postgres_pid is not None
-        opened, busy = client_sessions(self.postgres_pid, self.client)
-        self.sessions_peak, self.busy_peak = max(self.sessions_peak, opened), max(self.busy_peak, busy)
-        memory = container_memory_mb(self.postgres_container)
-        if memory is not None:
-            self.postgres_memory_mb_peak = max(self.postgres_memory_mb_peak or 0, memory)
+def sampler(running: RunningScenario, server: str | None, client: str | None = None) -> Sampler | EngineSampler:
+    """A Sampler of a load on a scenario with Postgres: the `server` service's processes (None: Postgres's alone,
+    for pgbench), Postgres's sessions of the client at address `client` (every client's if None), and its container's
+    memory. From this machine's /proc where it shows the engine's processes, else through the engine."""
+    service = server or "postgres"
+    server_pid, postgres_pid = running.main_pid(service), running.main_pid("postgres")
+    if running.sees_processes(service) and running.sees_processes("postgres"):
+        return Sampler(server_pid, postgres_pid, pg_client=client, pg_memory=True)
+    cli = running.docker_cli(service)
+    return EngineSampler(cli, server_pid, postgres_pid, pg_client=client, pg_memory=True)
 
 
-def settle(postgres_pid: int, timeout: float = 180, quiet: float = 1.0) -> float:
+def settle(running: RunningScenario, timeout: float = 180, quiet: float = 1.0) -> float:
     """Wait until no client backend has been busy for `quiet` seconds; how long that took. When a load stops, the
     queries of the requests it leaves behind run on (a slow page for seconds), and would count in what follows."""
+    count = session_counter(running)
     started = time.monotonic()
     quiet_since = started
     while time.monotonic() - quiet_since < quiet:
-        if busy_sessions(postgres_pid):
+        if count()[1]:
             quiet_since = time.monotonic()
         if time.monotonic() - started > timeout:
             raise ScenarioError(f"Postgres still busy {timeout:.0f} s after the load stopped")

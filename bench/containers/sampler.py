@@ -31,7 +31,9 @@ class Usage:
     threads_peak: int = 0
     rss_mb_peak: float = 0.0
     cpu_seconds: float = 0.0  # the server's processes
-    pg_sessions_peak: int | None = None
+    pg_sessions_peak: int | None = None  # Postgres's client sessions open (of one client, where one is named)
+    pg_busy_peak: int | None = None  # of those, in a query or a transaction
+    pg_memory_mb_peak: float | None = None  # Postgres's container, where asked for (pg_memory)
     # The other processes on the request's path, by name ("slow_api", "nginx", "httpd", "docker-proxy").
     cpu_seconds_others: dict[str, float] = field(default_factory=dict)
     machine_busy: float = 0.0  # share of all the machine's CPU time spent busy during the load, 0 to 1
@@ -127,12 +129,84 @@ def alive(pid: int) -> bool:
         return False
 
 
-def pg_client_sessions(postgres_pid: int) -> int:
-    sessions = 0
+@dataclass(frozen=True)
+class ProcessFacts:
+    """One process of a server as its /proc shows it at one moment."""
+
+    uid: int  # the real uid: 0 is root
+    cpu_ticks: int  # user + system time since it started, in clock ticks
+    threads: int
+
+
+def process_table(main_pid: int) -> dict[int, ProcessFacts]:
+    """The server's processes (server_pids) now, from this machine's /proc; one that ended since it was listed
+    (a healthcheck's, a short-lived Postgres backend) is left out: gone, it runs nothing."""
+    table = {}
+    for pid in server_pids(main_pid):
+        with contextlib.suppress(OSError, IndexError, KeyError, ValueError):
+            status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+            table[pid] = ProcessFacts(int(status["Uid"].split()[0]), cpu_ticks(pid), int(status["Threads"]))
+    return table
+
+
+def engine_process_table(docker_cli: list[str], main_pid: int, timeout: float = 60.0) -> dict[int, ProcessFacts]:
+    """process_table run through the engine (`docker_cli`), in a container that sees its machine's PIDs."""
+    command = [
+        *docker_cli, "run", "--rm", "--pid", "host", "--network", "none", SAMPLER_IMAGE, "python", "-c",
+        Path(__file__).read_text(), json.dumps({"processes": main_pid}),
+    ]  # fmt: skip
+    output = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=True).stdout
+    return {int(pid): ProcessFacts(**facts) for pid, facts in json.loads(output.splitlines()[-1]).items()}
+
+
+def pg_sessions(postgres_pid: int, client: str | None = None) -> tuple[int, int]:
+    """Client backends open, and those doing something (in a query or in a transaction), of every client or of
+    the one at address `client`. Read from their process titles (`postgres: user db 172.18.0.3(40412) idle`),
+    which show what pg_stat_activity's state does, so that watching costs Postgres no query."""
+    opened = busy = 0
+    mine = None if client is None else f" {client}(".encode()
     for pid in server_pids(postgres_pid):
+        try:
+            title = Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0")
+        except OSError:
+            continue
+        if CLIENT_BACKEND.match(title) and (mine is None or mine in title):
+            opened += 1
+            busy += not title.endswith(b" idle")
+    return opened, busy
+
+
+CGROUPS = Path("/sys/fs/cgroup")
+
+
+def memory_mb(stat: str) -> float:
+    """From a cgroup's memory.stat: its private memory and its shared memory (Postgres's shared buffers in use), not
+    the page cache: with millions of rows the kernel caches the data files, and that is the machine's, not
+    Postgres's."""
+    values = dict(line.split() for line in stat.splitlines() if line.strip())
+    private = int(values.get("total_rss", values.get("rss", values.get("anon", 0))))
+    shared = int(values.get("total_shmem", values.get("shmem", 0)))
+    return round((private + shared) / 2**20, 1)
+
+
+def cgroup_memory_mb(pid: int, root: Path = CGROUPS) -> float | None:
+    """memory_mb of the cgroup that process `pid` is in (its container's; cgroup v1 or v2), the hierarchy mounted
+    at `root`; None where it is not there."""
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        hierarchy, controllers, path = line.split(":", 2)
+        if hierarchy == "0" and not controllers:  # v2's unified hierarchy
+            stat = root / path.lstrip("/") / "memory.stat"
+        elif "memory" in controllers.split(","):
+            stat = root / controllers / path.lstrip("/") / "memory.stat"
+        else:
+            continue
         with contextlib.suppress(OSError):
-            sessions += bool(CLIENT_BACKEND.match(Path(f"/proc/{pid}/cmdline").read_bytes()))
-    return sessions
+            return memory_mb(stat.read_text())
+    return None
 
 
 class _CpuAccount:
@@ -166,12 +240,18 @@ class Sampler:
         postgres_pid: int | None = None,
         others: dict[str, list[int]] | None = None,
         every: float = 0.2,
+        pg_client: str | None = None,
+        pg_memory: bool = False,
+        cgroups: Path = CGROUPS,
     ) -> None:
+        # pg_client: count only the Postgres sessions of the client at that address (the other apps of a scenario
+        # keep theirs open); pg_memory: also Postgres's container's memory, from its cgroup under `cgroups`.
         self.server_pid = server_pid
         self.postgres_pid = postgres_pid
         self.others = others or {}
         self.every = every
-        self.usage = Usage(pg_sessions_peak=0 if postgres_pid else None)
+        self.pg_client, self.pg_memory, self.cgroups = pg_client, pg_memory, cgroups
+        self.usage = Usage(pg_sessions_peak=0 if postgres_pid else None, pg_busy_peak=0 if postgres_pid else None)
         self.problem: str | None = None  # as EngineSampler's: reading /proc here does not fail as a whole
         self._server_cpu = _CpuAccount()
         self._others_cpu = {name: _CpuAccount() for name in self.others}
@@ -213,12 +293,18 @@ class Sampler:
         usage = self.usage
         usage.threads_peak = max(usage.threads_peak, os_threads(pids))
         usage.rss_mb_peak = max(usage.rss_mb_peak, round(rss_kb / 1024, 1))
-        if self.postgres_pid and usage.pg_sessions_peak is not None:
-            usage.pg_sessions_peak = max(usage.pg_sessions_peak, pg_client_sessions(self.postgres_pid))
+        if self.postgres_pid:
+            opened, busy = pg_sessions(self.postgres_pid, self.pg_client)
+            usage.pg_sessions_peak = max(usage.pg_sessions_peak or 0, opened)
+            usage.pg_busy_peak = max(usage.pg_busy_peak or 0, busy)
+            memory = cgroup_memory_mb(self.postgres_pid, self.cgroups) if self.pg_memory else None
+            if memory is not None:
+                usage.pg_memory_mb_peak = max(usage.pg_memory_mb_peak or 0, memory)
 
 
 # The image the sampler runs in on another engine: the apps' base, copied there with the apps (stdlib Python only).
 SAMPLER_IMAGE = "python:3.14-slim"
+ENGINE_CGROUPS = "/engine-cgroups"  # where the sampler's container sees its machine's cgroup tree
 READY = "sampling"
 
 
@@ -235,12 +321,20 @@ class EngineSampler:
         others: dict[str, list[int]] | None = None,
         timeout: float = 60.0,
         docker_proxy: bool = False,
+        pg_client: str | None = None,
+        pg_memory: bool = False,
     ) -> None:
         # docker_proxy: also account the engine machine's docker-proxy processes (a client loading a published port).
-        config = {"server": server_pid, "postgres": postgres_pid, "others": others, "docker_proxy": docker_proxy}
+        config = {
+            "server": server_pid, "postgres": postgres_pid, "others": others, "docker_proxy": docker_proxy,
+            "pg_client": pg_client, "pg_memory": pg_memory, "cgroups": ENGINE_CGROUPS,
+        }  # fmt: skip
+        # Postgres's memory: its cgroup, in the engine machine's whole cgroup tree (mounted read-only), found from
+        # /proc/<pid>/cgroup as that machine names it (the host's cgroup namespace).
+        cgroups = ["--cgroupns", "host", "--volume", f"{CGROUPS}:{ENGINE_CGROUPS}:ro"] if pg_memory else []
         self.command = [
-            *docker_cli, "run", "-i", "--rm", "--pid", "host", "--network", "none", SAMPLER_IMAGE, "python", "-c",
-            Path(__file__).read_text(), json.dumps(config),
+            *docker_cli, "run", "-i", "--rm", "--pid", "host", *cgroups, "--network", "none", SAMPLER_IMAGE, "python",
+            "-c", Path(__file__).read_text(), json.dumps(config),
         ]  # fmt: skip
         self.timeout = timeout
         self.usage = Usage()
@@ -284,11 +378,17 @@ def sample_until_stdin_closes(config: dict) -> None:
     others = dict(config.get("others") or {})
     if config.get("docker_proxy"):
         others["docker-proxy"] = docker_proxy_pids()
-    with Sampler(config["server"], config.get("postgres"), others) as sampler:
+    postgres, cgroups = config.get("postgres"), Path(config.get("cgroups") or CGROUPS)
+    chosen = {"pg_client": config.get("pg_client"), "pg_memory": bool(config.get("pg_memory")), "cgroups": cgroups}
+    with Sampler(config["server"], postgres, others, **chosen) as sampler:
         print(READY, flush=True)
         sys.stdin.read()
     print(json.dumps(asdict(sampler.usage)), flush=True)
 
 
 if __name__ == "__main__":
-    sample_until_stdin_closes(json.loads(sys.argv[1]))
+    config = json.loads(sys.argv[1])
+    if "processes" in config:  # engine_process_table's other end: one look, printed
+        print(json.dumps({pid: asdict(facts) for pid, facts in process_table(config["processes"]).items()}))
+    else:
+        sample_until_stdin_closes(config)

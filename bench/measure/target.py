@@ -19,9 +19,10 @@ from dataclasses import asdict, dataclass, field, replace
 import requests
 
 from bench.containers import roles
-from bench.containers.compose import SUPPORTING_SERVICES, RunningScenario, ScenarioError, remove_replaced_images
+from bench.containers.compose import SUPPORTING_SERVICES, RunningScenario, ScenarioError
+from bench.containers.images import build_on_first_use
 from bench.containers.sampler import EngineSampler, Sampler, alive, docker_proxy_pids, os_threads, server_pids
-from bench.containers.scenarios import REFERENCE, ROOT, Target
+from bench.containers.scenarios import REFERENCE, Target
 from bench.loadgen.ceiling import cpu_bound_rps, efficiency, naive_ceiling_rps
 from bench.loadgen.closed_loop import LOADGENS, LoadGenerator
 from bench.measure.resultset import Progress
@@ -90,11 +91,7 @@ def choose_client(wanted: str, loadgen: str = "ab") -> Client:
 
 def build_loadgen_image(name: str) -> str:
     """flask-playground/<name> from bench/loadgen/Dockerfile-<name>, on the harness's engine; its tag."""
-    image, dockerfile = f"flask-playground/{name}", f"bench/loadgen/Dockerfile-{name}"
-    build = ["docker", "build", "--quiet", "--tag", image, "--file", dockerfile, "bench/loadgen"]
-    subprocess.run(build, cwd=ROOT, check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"})
-    remove_replaced_images()
-    return image
+    return build_on_first_use(f"flask-playground/{name}", f"bench/loadgen/Dockerfile-{name}", "bench/loadgen")
 
 
 def run_loadgen(

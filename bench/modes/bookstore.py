@@ -33,16 +33,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bench.containers import cgroup
+from bench.containers import postgres as postgres_seen
 from bench.containers.cgroup import container_cpu_seconds
 from bench.containers.compose import RunningScenario, ScenarioError, docker
-from bench.containers.postgres import (
-    TRANSACTION_ENDS,
-    PostgresSampler,
-    settle,
-    statements_so_far,
-)
+from bench.containers.postgres import TRANSACTION_ENDS, settle, statements_so_far
 from bench.containers.roles import UNSTEADY_FACTOR
-from bench.containers.sampler import Sampler
+from bench.containers.sampler import EngineSampler, Sampler
 from bench.containers.scenarios import Target
 from bench.loadgen import pgbench, wrk
 from bench.measure import profile
@@ -217,11 +213,11 @@ def measure_app(
     idle: PostgresWork,
 ) -> dict:
     containers = running.container_ids()
-    app, postgres = containers[target.service], containers["postgres"]
+    app = containers[target.service]
     command = wrk_command(running.address(target.service), running.network(), load, scale, seconds, token)
     # Its sessions only (the paused targets keep theirs open): a target behind pgbouncer has pgbouncer's.
     where = running.address(target.db_via or target.service)
-    sampler = PostgresSampler(running.main_pid(target.service), running.main_pid("postgres"), postgres, where)
+    sampler = postgres_seen.sampler(running, target.service, where)
     watched = [app] + ([containers[target.db_via]] if target.db_via else [])
     with postgres_work(running) as work:
         before = [container_cpu_seconds(container) for container in watched]
@@ -270,12 +266,13 @@ def measure_app(
         "pg_cpu_ms_per_transaction": _per(net.cpu_seconds, net.transactions),
         "app_rss_mb_peak": usage.rss_mb_peak,
         "app_threads_peak": usage.threads_peak,
-        "pg_memory_mb_peak": sampler.postgres_memory_mb_peak,
-        "pg_sessions_peak": sampler.sessions_peak,
-        "pg_busy_peak": sampler.busy_peak,
+        "pg_memory_mb_peak": usage.pg_memory_mb_peak,
+        "pg_sessions_peak": usage.pg_sessions_peak,
+        "pg_busy_peak": usage.pg_busy_peak,
         "machine_busy": usage.machine_busy,
+        "sampled_on": sampled_on(sampler),
     }
-    record |= not_sampled(running, target, record)
+    record |= not_sampled(sampler, record)
     # A 503 is the app's own clear answer when its pool had no connection for a request within its timeout: past
     # the pool, at many clients, that is what the app is built to do, and it counts as refused, not as failed.
     # A request that failed (reset, timed out) or any other status is a problem; so are mostly 503s.
@@ -292,17 +289,23 @@ def measure_app(
     return record
 
 
-# The figures read from this machine's /proc (PostgresSampler): wrong, not merely missing, where the engine's
-# processes are not this machine's; the cgroup's figures are read through the engine there (bench/containers/cgroup.py).
-FROM_PROC = ("app_cpu_ms_per_request", "app_rss_mb_peak", "app_threads_peak", "pg_sessions_peak", "pg_busy_peak")
+# The figures of the sampler, empty where it could not run (through the engine); the cgroup's figures are read
+# through the engine there (bench/containers/cgroup.py).
+SAMPLED = ("app_cpu_ms_per_request", "app_rss_mb_peak", "app_threads_peak", "pg_sessions_peak", "pg_busy_peak")
 
 
-def not_sampled(running: RunningScenario, target: Target, record: dict) -> dict:
-    """The figures that could not be read, emptied, and why (`not_sampled`): none, on a Linux Docker Engine."""
+def sampled_on(sampler: Sampler | EngineSampler) -> str:
+    if isinstance(sampler, EngineSampler):
+        return f"through the engine: {' '.join(sampler.command[: sampler.command.index('run')])}"
+    return "this machine"
+
+
+def not_sampled(sampler: Sampler | EngineSampler, record: dict) -> dict:
+    """The figures that could not be read, emptied, and why (`not_sampled`): none, where the sampler ran."""
     reasons, emptied = [], {}
-    if not running.sees_processes(target.service):
-        emptied = dict.fromkeys(FROM_PROC)
-        reasons.append("the app's and Postgres's processes: this machine's /proc does not show the engine's")
+    if sampler.problem:
+        emptied = dict.fromkeys(SAMPLED)
+        reasons.append(f"the app's and Postgres's processes: {sampler.problem}")
     unread = [key for key in ("pg_cpu_ms_per_request", "pg_memory_mb_peak") if record.get(key) is None]
     if unread:
         reasons.append(f"{' and '.join(unread)}: Postgres's {cgroup.UNREAD}")
@@ -334,12 +337,11 @@ def measure_database(
     idle: PostgresWork,
     rate: float | None = None,
 ) -> dict:
-    postgres = running.container_ids()["postgres"]
     scripts_in = {f"/scripts/{name}": weight for name, weight in weights(load).items()}
     inside = pgbench.command(scripts_in, clients, seconds, DATABASE, protocol, rate)
     password = running.environment.get("POSTGRES_PASSWORD") or "playground"
     command = pgbench.container_command(inside, running.network(), script_dir, password, POSTGRES_IMAGE)
-    sampler = PostgresSampler(None, running.main_pid("postgres"), postgres)
+    sampler = postgres_seen.sampler(running, None)
     with postgres_work(running) as work, sampler:
         finished = subprocess.run(command, capture_output=True, text=True)
     record: dict = {"pgbench_command": pgbench.shown(command)}
@@ -359,8 +361,8 @@ def measure_database(
         "pgbench_statements_per_transaction": _kinds(net.statements, result.transactions),
         "pgbench_pg_cpu_ms_per_transaction": _per(net.cpu_seconds, result.transactions),
         "pgbench_pg_cpu_ms_per_transaction_gross": _per(work.cpu_seconds, result.transactions),
-        "pgbench_busy_peak": sampler.busy_peak,
-        "pgbench_pg_memory_mb_peak": sampler.postgres_memory_mb_peak,
+        "pgbench_busy_peak": sampler.usage.pg_busy_peak,
+        "pgbench_pg_memory_mb_peak": sampler.usage.pg_memory_mb_peak,
         "pgbench_problem": f"{result.failed} transactions failed" if result.failed else None,
     }
 
@@ -432,7 +434,7 @@ def warm_up(running: RunningScenario, target: Target, load: BookstoreLoad, scale
     per_request: list[float] = []
     while True:
         command = wrk_command(where, network, load, scale, step, f"{MARKER_PREFIX}warm")
-        with Sampler(running.main_pid(target.service)) as sampler:
+        with postgres_seen.sampler(running, target.service) as sampler:
             finished = subprocess.run(command, capture_output=True, text=True)
         try:
             complete = wrk.parse_wrk(finished.stdout + finished.stderr).complete
@@ -487,8 +489,7 @@ def measure_target(
             running.address(target.service), running.network(), load, scale, warming, f"{MARKER_PREFIX}warm"
         )
         subprocess.run(warm, capture_output=True)
-    postgres_pid = running.main_pid("postgres")
-    settle(postgres_pid)
+    settle(running)
     if repeat not in ready.idle:
         ready.idle[repeat] = measure_idle(running, seconds)
     idle = ready.idle[repeat]
@@ -496,7 +497,7 @@ def measure_target(
     load_token = f"{MARKER_PREFIX}{ready.token}-{load.name}-{load.clients}"
     record |= measure_app(running, target, load, scale, duration, load_token, idle)
     acknowledged = record.pop("acknowledged", [])
-    record["pg_busy_s_after_wrk"] = settle(postgres_pid)
+    record["pg_busy_s_after_wrk"] = settle(running)
     record["cpu_probe_s_after_wrk"] = host_cpu_probe()
     if load.writes_per_thousand:
         record |= check_writes(running, load_token.removeprefix(MARKER_PREFIX), acknowledged)

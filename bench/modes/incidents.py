@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.containers import events
+from bench.containers import doctor, events
 from bench.containers.compose import RunningScenario, ScenarioError
 from bench.containers.scenarios import Target, load_targets
 from bench.loadgen import timeline
@@ -407,6 +407,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     arguments = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(arguments)
+    seen, how = doctor.sees_processes()
+    if not seen:  # the events signal and watch the servers' processes from here (bench/containers/events.py)
+        raise SystemExit(f"make incidents needs a machine that sees the engine's processes; this one: {how}")
     results = ResultSet("python -m bench.modes.incidents", "incidents", arguments, args.out, suffix="-incidents")
     plan = [
         (name, event)

@@ -4,7 +4,8 @@ OUT/results.md and OUT/index.html from that file alone.
 
 Every request comes from labs/burst.py in a container on the lab's network, each on its own new connection,
 straight to the server (no docker-proxy in between), with its connect time, latency, status and error. What the
-servers' containers show is read from the host: their log, and their network namespace's /proc/net files.
+servers' containers show is read from outside: their log, and their network namespace's /proc/net files (from this
+machine's /proc, or inside the container where this machine cannot see its processes).
 """
 
 from __future__ import annotations
@@ -77,11 +78,10 @@ def log_count(running: RunningScenario, service: str, text: str) -> int:
 
 def slow_api_sockets(running: RunningScenario, service: str) -> int:
     """TCP sockets from a service's container to slow_api, open or closed within the last minute (TIME_WAIT), read
-    from its network namespace on the host: after a load, less before, the connections the load opened."""
-    pid = running.main_pid(service)
+    from its network namespace: after a load, less before, the connections the load opened."""
     total = 0
     for table in ("tcp", "tcp6"):
-        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+        for line in running.net_file(service, table).splitlines()[1:]:
             remote = line.split()[2]  # hex address:port
             total += int(remote.rsplit(":", 1)[1], 16) == SLOW_API_PORT
     return total
@@ -89,7 +89,7 @@ def slow_api_sockets(running: RunningScenario, service: str) -> int:
 
 def listen_counters(running: RunningScenario, service: str) -> dict[str, int]:
     """The kernel's counts of connections a full listen queue turned away, in the service's network namespace."""
-    lines = Path(f"/proc/{running.main_pid(service)}/net/netstat").read_text().splitlines()
+    lines = running.net_file(service, "netstat").splitlines()
     names, values = (line.split()[1:] for line in lines if line.startswith("TcpExt:"))
     counters = dict(zip(names, map(int, values), strict=True))
     return {"ListenOverflows": counters["ListenOverflows"], "ListenDrops": counters["ListenDrops"]}

@@ -308,11 +308,14 @@ def verdict(mode: str, records: list[dict]) -> str:
     return said
 
 
-def roles_line(metadata: dict) -> str:
-    """Where the server, the load generator and the database ran: engines, cores, one machine or several."""
+def roles_line(metadata: dict, records: list[dict]) -> str:
+    """Where the server, the load generator and the database ran: engines, cores, one machine or several; and where
+    the servers' processes were read, when not on the harness's machine."""
     roles = metadata.get("roles")
     if not roles:
         return ""
+    through = sorted({r["sampled_on"] for r in records if r.get("sampled_on", "this machine") != "this machine"})
+    sampled = f" Servers' processes read {' and '.join(through)}." if through else ""
     placed = []
     for role in ("server", "client", "database"):
         facts = roles.get(role) or {}
@@ -326,7 +329,7 @@ def roles_line(metadata: dict) -> str:
         where = "two of them on one machine"
     else:
         where = "each on a machine of its own"
-    return f"Roles: {', '.join(placed)}; {where}."
+    return f"Roles: {', '.join(placed)}; {where}.{sampled}"
 
 
 # What each numeric column sorts by in index.html: the number behind the cell, never its text ("4 x 50 threads",
@@ -372,7 +375,7 @@ def render(out: Path, document: Document) -> None:
     lines = [
         *shared.head(title(metadata, records), metadata, shared.took(metadata)),
         "",
-        *([roles_line(metadata), ""] if metadata.get("roles") else []),
+        *([roles_line(metadata, records), ""] if metadata.get("roles") else []),
         verdict(mode, records),
         "",
         *summary,
@@ -391,7 +394,7 @@ def render(out: Path, document: Document) -> None:
         out, metadata, mode,
         heading=title(metadata, records),
         verdict=html_page.inline(verdict(mode, records))
-        + (f"<br>{html.escape(roles_line(metadata))}" if metadata.get("roles") else ""),
+        + (f"<br>{html.escape(roles_line(metadata, records))}" if metadata.get("roles") else ""),
         summary=overload,
         table=html_page.table(header, table_rows, rows, SORT_KEYS),
         note=html.escape(ceiling_notes(records)),
