@@ -413,4 +413,6 @@ def test_a_tiny_bookstore_run_makes_a_valid_set(
     markdown = (tmp_path / "results.md").read_text()
     assert "| mixed | bookstore-gunicorn-gevent READS_END_WITH=commit |" in markdown
     assert "| CPU steady |" in markdown and "Warm-up until the CPU per request stopped falling" in markdown
+    granian = "bookstore-granian, bookstore-granian READS_END_WITH=commit"
+    assert f"Read through the engine, not on this machine: the processes of {granian} (`docker`)." in markdown
     assert (tmp_path / "index.html").stat().st_size > 10_000

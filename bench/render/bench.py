@@ -314,8 +314,7 @@ def roles_line(metadata: dict, records: list[dict]) -> str:
     roles = metadata.get("roles")
     if not roles:
         return ""
-    through = sorted({r["sampled_on"] for r in records if r.get("sampled_on", "this machine") != "this machine"})
-    sampled = f" Servers' processes read {' and '.join(through)}." if through else ""
+    sampled = shared.read_through_the_engine(records)
     placed = []
     for role in ("server", "client", "database"):
         facts = roles.get(role) or {}

@@ -507,7 +507,7 @@ def render(out: Path, document: Document) -> None:
         header, profile_rows = _profile_table(records)
         profiles = [PROFILE_HEADING + ":", "", shared.markdown_table(header, profile_rows), ""]
         profile_html = f"<h2>{PROFILE_HEADING}</h2>" + html_page.table(tuple(header), profile_rows)
-    about = _database_line(metadata) + _warm_line(records)
+    about = _database_line(metadata) + _warm_line(records) + shared.read_through_the_engine(records)
     ladder = _ladder_table(rows)
     if ladder:
         profiles = [LADDER_HEADING + ":", "", shared.markdown_table(LADDER_COLUMNS, ladder), "", *profiles]

@@ -31,6 +31,24 @@ def cores(metadata: dict) -> str:
     return f"{metadata['cpu_count']} cores" + (f" ({model})" if model else "")
 
 
+def read_through_the_engine(records: list[dict]) -> str:
+    """A sentence for the page where some servers' processes were read through their engine, not on the harness's
+    machine (Docker Desktop, another machine): which, and through what. Empty where all were read here."""
+    through: dict[str, set[str]] = {}
+    for record in records:
+        where = record.get("sampled_on", "this machine")
+        if where != "this machine":
+            through.setdefault(where.removeprefix("through the engine: "), set()).add(record["target"])
+    if not through:
+        return ""
+    everyone = {record["target"] for record in records}
+    said = [
+        f"{'every target' if targets == everyone else ', '.join(sorted(targets))} (`{cli}`)"
+        for cli, targets in sorted(through.items())
+    ]
+    return f" Read through the engine, not on this machine: the processes of {'; '.join(said)}."
+
+
 def took(metadata: dict) -> str:
     return f" Took {metadata['minutes']} min." if metadata.get("minutes") else ""
 
