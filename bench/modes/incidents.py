@@ -83,7 +83,6 @@ class Event:
     environment: dict[str, str] = field(default_factory=dict)
     load_seconds: float | None = None  # when the event needs longer than the default load
     delay: float | None = None  # the requests' `?delay=` when the event is about long requests (default: --delay)
-    only_targets: tuple[str, ...] | None = None  # when not every target of those servers has it
 
 
 GUNICORN_LIKE = ("gunicorn", "nginx+gunicorn")
@@ -141,12 +140,11 @@ EVENTS = {
               deploy, load_seconds=20.0),
         Event("deploy-long", f"the deploy during requests of {LONG_REQUEST:g} s (stop grace period 35 s)",
               ("nginx+gunicorn",), deploy,
-              load_seconds=25.0, delay=LONG_REQUEST, only_targets=("nginx-deploy-gevent",)),
+              load_seconds=25.0, delay=LONG_REQUEST),
         Event("deploy-long-short-grace",
               f"the deploy during requests of {LONG_REQUEST:g} s, stop grace period {GRACE_SHORT} s",
               ("nginx+gunicorn",), deploy,
-              environment={"STOP_GRACE_PERIOD": f"{GRACE_SHORT}s"}, load_seconds=25.0, delay=LONG_REQUEST,
-              only_targets=("nginx-deploy-gevent",)),
+              environment={"STOP_GRACE_PERIOD": f"{GRACE_SHORT}s"}, load_seconds=25.0, delay=LONG_REQUEST),
         Event("hog", f"requests of {HOG_UNITS} CPU units at once, {HOG_TIMEOUTS} x the worker timeout of "
               f"{HOG_TIMEOUT} s of CPU in all", ("gunicorn",), hog,
               environment={"WORKER_TIMEOUT": str(HOG_TIMEOUT)}, load_seconds=20.0),
@@ -173,9 +171,22 @@ TARGETS = {
 # The bookstore's targets, under its mixed load: the writes. Its thread server and its one gevent process.
 BOOKSTORE_TARGETS = ("bookstore-gunicorn-sync", "bookstore-gunicorn-gevent")
 TARGETS |= {name: (bookstore.SCENARIO, {}) for name in BOOKSTORE_TARGETS}
-# The two-container deploy is there for what one container cannot do; the events of one container are the others'.
+# The targets that have only some of their servers' events. The two-container deploy is there for what one container
+# cannot do; the events of one container are the others'. Nginx in front of one gevent worker: the deploy, not its
+# variants on long requests, which are the two containers'.
 ONLY = {
     "nginx-deploy-gevent": ("deploy", "deploy-long", "deploy-long-short-grace", "kill-container", "recreate"),
+    "nginx-gunicorn-gevent": (
+        "reload",
+        "proxy-reload",
+        "kill-worker",
+        "kill-container",
+        "crash-container",
+        "recreate",
+        "deploy",
+        "max-requests",
+        "max-requests-jitter",
+    ),
     # uWSGI behind Nginx: its reloads, where no HTTP router of uWSGI's own is in the way.
     "nginx-uwsgi-gevent": ("reload", "chain-reload"),
 }
@@ -185,11 +196,7 @@ ONLY |= {name: ("reload", "kill-worker", "kill-container", "recreate", "max-requ
 
 
 def events_of(target: Target) -> list[str]:
-    names = [
-        name
-        for name, event in EVENTS.items()
-        if target.server in event.servers and target.name in (event.only_targets or (target.name,))
-    ]
+    names = [name for name, event in EVENTS.items() if target.server in event.servers]
     return [name for name in names if name in ONLY.get(target.name, names)]
 
 
