@@ -81,7 +81,7 @@ incidents: $(PYTHON) ## what each production server loses to a reload, a killed 
 	  $(if $(REPEAT),--repeat $(REPEAT)) $(if $(CLIENTS),--clients $(CLIENTS)) $(if $(SECONDS),--seconds $(SECONDS)) \
 	  $(if $(SCALE),--scale $(SCALE)) $(if $(OUT),--out $(OUT))
 
-test-fast: $(PYTHON) ## the tests that need no Docker
+test-fast: $(PYTHON) ## the tests that need no Docker (where Chromium is not installed, the page tests run it in a container)
 	$(PYTHON) -m pytest -m "not docker"
 
 test: lint ## lint, then every test: the apps alone, then every scenario end to end in Docker

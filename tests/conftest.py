@@ -142,6 +142,7 @@ def scenario_of(item: pytest.Item) -> str | None:
     return callspec.params.get("scenario") if callspec else None
 
 
+@pytest.hookimpl(trylast=True)  # after -k, -m and --deselect: the test on the unseen engine must be selected
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     unknown = set(ONLY_SCENARIOS) - set(SCENARIOS)
     if unknown:

@@ -65,8 +65,13 @@ class RefusingResolver:
 
     def __init__(self, address: str) -> None:
         self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.socket.bind((address, 53))
-        threading.Thread(target=self._serve, daemon=True).start()
+        try:
+            self.socket.bind((address, 53))
+        except OSError as error:
+            self.socket.close()
+            raise RuntimeError(f"the engine's resolver cannot listen on {address}:53: {error}") from error
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
 
     def _serve(self) -> None:
         while True:
@@ -84,7 +89,10 @@ class RefusingResolver:
             self.socket.sendto(header + query[12 : end + 5], client)
 
     def close(self) -> None:
+        with contextlib.suppress(OSError):  # wakes the thread in recvfrom, which then ends
+            self.socket.shutdown(socket.SHUT_RDWR)
         self.socket.close()
+        self.thread.join(timeout=5)
 
 
 def _run(*command: str) -> subprocess.CompletedProcess[str]:

@@ -258,13 +258,19 @@ def test_make_test_fast_and_two_scenarios_tests_pass_against_that_engine(unseen_
         )
         for name, selection in selections.items()
     }  # fmt: skip
-    for name, process in running.items():
-        output, _ = process.communicate(timeout=1200)
-        summary = output.strip().splitlines()[-1] if output.strip() else ""
-        failures = output[output.find("= FAILURES =") :][:6000]  # or the end, where none failed
-        assert process.returncode == 0, f"{name}:\n{failures}{output[-1500:]}"
-        assert " passed" in summary and "skipped" not in summary, f"{name}:\n{output[-3000:]}"
-        print(f"{name}: {summary}")
+    try:
+        for name, process in running.items():
+            output, _ = process.communicate(timeout=1200)
+            summary = output.strip().splitlines()[-1] if output.strip() else ""
+            failures = output[output.find("= FAILURES =") :][:6000]  # or the end, where none failed
+            assert process.returncode == 0, f"{name}:\n{failures}{output[-1500:]}"
+            assert " passed" in summary and "skipped" not in summary, f"{name}:\n{output[-3000:]}"
+            print(f"{name}: {summary}")
+    finally:  # not left running against an engine that goes next
+        for process in running.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
 
 # --- make doctor --------------------------------------------------------------------------------------------------

@@ -30,9 +30,12 @@ DRIVER_PORT = 9515
 
 
 def docker_answers() -> bool:
-    return (
-        shutil.which("docker") is not None and subprocess.run(["docker", "info"], capture_output=True).returncode == 0
-    )
+    if shutil.which("docker") is None:
+        return False
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=20).returncode == 0
+    except subprocess.TimeoutExpired:
+        return False
 
 
 needs_chromium = pytest.mark.skipif(

@@ -68,16 +68,20 @@ def session_counter(running: RunningScenario) -> Callable[[], tuple[int, int]]:
     return asked
 
 
-def sampler(running: RunningScenario, server: str | None, client: str | None = None) -> Sampler | EngineSampler:
+def sampler(
+    running: RunningScenario, server: str | None, client: str | None = None, postgres: bool = True
+) -> Sampler | EngineSampler:
     """A Sampler of a load on a scenario with Postgres: the `server` service's processes (None: Postgres's alone,
-    for pgbench), Postgres's sessions of the client at address `client` (every client's if None), and its container's
-    memory. From this machine's /proc where it shows the engine's processes, else through the engine."""
+    for pgbench), and unless `postgres` is False Postgres's sessions of the client at address `client` (every
+    client's if None) and its container's memory. From this machine's /proc where it shows the engine's processes,
+    else through the engine."""
     service = server or "postgres"
-    server_pid, postgres_pid = running.main_pid(service), running.main_pid("postgres")
-    if running.sees_processes(service) and running.sees_processes("postgres"):
-        return Sampler(server_pid, postgres_pid, pg_client=client, pg_memory=True)
+    server_pid = running.main_pid(service)
+    postgres_pid = running.main_pid("postgres") if postgres else None
+    if running.sees_processes(service) and (not postgres or running.sees_processes("postgres")):
+        return Sampler(server_pid, postgres_pid, pg_client=client, pg_memory=postgres)
     cli = running.docker_cli(service)
-    return EngineSampler(cli, server_pid, postgres_pid, pg_client=client, pg_memory=True)
+    return EngineSampler(cli, server_pid, postgres_pid, pg_client=client, pg_memory=postgres)
 
 
 def settle(running: RunningScenario, timeout: float = 180, quiet: float = 1.0) -> float:

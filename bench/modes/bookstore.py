@@ -266,7 +266,9 @@ def measure_app(
         "pg_cpu_ms_per_transaction": _per(net.cpu_seconds, net.transactions),
         "app_rss_mb_peak": usage.rss_mb_peak,
         "app_threads_peak": usage.threads_peak,
-        "pg_memory_mb_peak": usage.pg_memory_mb_peak,
+        # Where the sampler could not read Postgres's cgroup (the harness in a container of its own), its memory
+        # once, read as cgroup.py can (through the engine).
+        "pg_memory_mb_peak": usage.pg_memory_mb_peak or cgroup.container_memory_mb(containers["postgres"]),
         "pg_sessions_peak": usage.pg_sessions_peak,
         "pg_busy_peak": usage.pg_busy_peak,
         "machine_busy": usage.machine_busy,
@@ -434,7 +436,7 @@ def warm_up(running: RunningScenario, target: Target, load: BookstoreLoad, scale
     per_request: list[float] = []
     while True:
         command = wrk_command(where, network, load, scale, step, f"{MARKER_PREFIX}warm")
-        with postgres_seen.sampler(running, target.service) as sampler:
+        with postgres_seen.sampler(running, target.service, postgres=False) as sampler:  # the server's CPU alone
             finished = subprocess.run(command, capture_output=True, text=True)
         try:
             complete = wrk.parse_wrk(finished.stdout + finished.stderr).complete

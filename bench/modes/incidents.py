@@ -415,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(arguments)
     seen, how = doctor.sees_processes()
-    if not seen:  # the events signal and watch the servers' processes from here (bench/containers/events.py)
+    if seen is False:  # the events signal and watch the servers' processes from here (bench/containers/events.py)
         raise SystemExit(f"make incidents needs a machine that sees the engine's processes; this one: {how}")
     results = ResultSet("python -m bench.modes.incidents", "incidents", arguments, args.out, suffix="-incidents")
     plan = [
