@@ -1,11 +1,12 @@
-"""Samples a server's processes from /proc while a load runs: OS threads, memory, CPU time; and the CPU time of
-everything else on the request's path (slow_api, Nginx, docker-proxy) and of the machine.
+"""Samples a server's processes from /proc while a load runs: OS threads, memory, CPU time; the CPU time of
+everything else on the request's path (slow_api, Nginx, docker-proxy) and of the machine; Postgres's client sessions
+and its container's memory. And one look at a server's processes (process_table: each one's uid, CPU, threads).
 
 It reads this machine's /proc where the server's processes are there (sees_container). Where they are not, because
 the engine runs in a VM (Docker Desktop), on another machine (DOCKER_HOST, SERVER_HOST=) or in a PID namespace of
-its own, EngineSampler runs this same file in a container on that engine (`--pid host`: the /proc of the engine's
-machine, with the PIDs `docker inspect` gives), so the columns stay filled. The file uses the standard library
-alone for that reason: it is all the container gets."""
+its own, EngineSampler and engine_process_table run this same file in a container on that engine (`--pid host`: the
+/proc of the engine's machine, with the PIDs `docker inspect` gives), so the columns stay filled. The file uses the
+standard library alone for that reason: it is all the container gets."""
 
 from __future__ import annotations
 
