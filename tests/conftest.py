@@ -3,7 +3,9 @@ and small HTTP load clients."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -20,7 +22,7 @@ import pytest
 import requests
 
 from bench.containers.compose import RunningScenario
-from bench.containers.scenarios import ROOT, SCENARIOS
+from bench.containers.scenarios import REFERENCE, ROOT, SCENARIOS
 from bench.measure.target import choose_client
 from tests import engines
 
@@ -31,18 +33,52 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def loopback_loadgen(name: str, mounts: tuple[Path, ...] = ()) -> list[str]:
-    """How to run load generator `name` (ab, hey, wrk) against a server on this machine's loopback: the tool
-    itself where it is installed, else its container (bench/loadgen/Dockerfile-<name>) on the host's network,
-    with these folders mounted where they are. Skips, in one line, only where neither can run."""
-    if shutil.which(name):
-        return [name]
+@contextlib.contextmanager
+def tool_beside_a_server(
+    tool: str, image: str, command: list[str], port: int, mounts: tuple[Path, ...] = ()
+) -> Iterator[tuple[list[str], str]]:
+    """A load generator (ab, hey, wrk) in its container (bench/loadgen/Dockerfile-<tool>) and a small server
+    (`command` in `image`, listening on `port`) in another, on a network of their own, these folders mounted where
+    they are in both: for a test where the tool is not on this machine. On the engine's network, not this machine's
+    loopback: under Docker Desktop that is its VM's. Yields the tool's command prefix and the server's URL. Skips, in
+    one line, only where no Docker engine answers."""
     engine = subprocess.run(["docker", "info"], capture_output=True) if shutil.which("docker") else None
     if engine is None or engine.returncode != 0:
-        pytest.skip(f"{name} is not on this machine and no Docker engine answers to run its container")
-    image = choose_client("container", name).loadgen.image
-    volumes = [option for folder in mounts for option in ("--volume", f"{folder}:{folder}:ro")]
-    return ["docker", "run", "--rm", "--network", "host", *volumes, image, name]
+        pytest.skip(f"{tool} is not on this machine and no Docker engine answers to run its container")
+    tool_image = choose_client("container", tool).loadgen.image
+    name = f"tool-test-{secrets.token_hex(4)}"  # wrk's URL parser refuses an "_" in a host name
+    volumes = [option for folder in mounts for option in ("--volume", f"{folder}:{folder}")]
+    subprocess.run(["docker", "network", "create", name], check=True, capture_output=True)
+    try:
+        start = ["docker", "run", "--detach", "--rm", "--name", name, "--network", name, *volumes, image, *command]
+        subprocess.run(start, check=True, capture_output=True)
+        listening = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=1)"
+        deadline = time.monotonic() + 30
+        while subprocess.run(["docker", "exec", name, "python", "-c", listening], capture_output=True).returncode:
+            if time.monotonic() > deadline:
+                logs = subprocess.run(["docker", "logs", name], capture_output=True, text=True)
+                raise RuntimeError(f"{command} in {image} not listening on {port} in 30 s: {logs.stderr[-500:]}")
+            time.sleep(0.2)
+        yield ["docker", "run", "--rm", "--network", name, *volumes, tool_image, tool], f"http://{name}:{port}/"
+    finally:
+        subprocess.run(["docker", "rm", "--force", name], capture_output=True)
+        subprocess.run(["docker", "network", "rm", name], capture_output=True)
+
+
+@contextlib.contextmanager
+def tool_against_slow_api(tool: str) -> Iterator[tuple[list[str], str]]:
+    """`tool` and slow_api: both on this machine where the tool is installed, else both in containers
+    (tool_beside_a_server). Yields the tool's command prefix and slow_api's URL."""
+    if shutil.which(tool):
+        with running_slow_api() as server:
+            yield [tool], server.url
+        return
+    reference = RunningScenario(REFERENCE, build=BUILD)
+    if BUILD:
+        reference.compose("build")
+    (image,) = reference.compose("config", "--images").stdout.split()
+    with tool_beside_a_server(tool, image, ["python", "api.py"], 8000) as (command, url):
+        yield command, url
 
 
 HOST_LOADGENS = ("ab", "hey", "wrk", "vegeta")
@@ -81,6 +117,13 @@ class SlowApiProcess:
 
 @pytest.fixture
 def slow_api() -> Iterator[SlowApiProcess]:
+    with running_slow_api() as server:
+        yield server
+
+
+@contextlib.contextmanager
+def running_slow_api() -> Iterator[SlowApiProcess]:
+    """slow_api/api.py as a process of this machine, on a free loopback port, until the block ends."""
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, str(ROOT / "slow_api" / "api.py")],
@@ -98,9 +141,11 @@ def slow_api() -> Iterator[SlowApiProcess]:
                 server.stop()
                 raise RuntimeError("slow_api did not start") from None
             time.sleep(0.1)
-    yield server
-    if process.poll() is None:
-        server.stop()
+    try:
+        yield server
+    finally:
+        if process.poll() is None:
+            server.stop()
 
 
 @dataclass

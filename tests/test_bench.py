@@ -16,7 +16,7 @@ from bench.loadgen.ceiling import ceiling_rps, naive_ceiling_rps
 from bench.loadgen.closed_loop import LOADGENS
 from bench.modes import bench as bench_mode
 from bench.render.bench import summarise
-from tests.conftest import SlowApiProcess, loopback_loadgen
+from tests.conftest import tool_against_slow_api
 
 RECORD_KEYS = {
     "scenario", "target", "server", "mode", "workers", "threads_per_worker", "gevent_cores", "n", "c", "delay",
@@ -26,11 +26,12 @@ RECORD_KEYS = {
 METADATA_KEYS = {"date", "git_commit", "cpu_count", "kernel", "docker_version", "compose_version", "packages"}
 
 
-def test_ceiling_model_matches_ab_against_slow_api(slow_api: SlowApiProcess) -> None:
+def test_ceiling_model_matches_ab_against_slow_api() -> None:
     """slow_api adds almost nothing to its delay, so ab against it must score the model's ceiling."""
     requests_total, concurrency, delay = 40, 10, 0.5
-    command = [*loopback_loadgen("ab"), *ab_command(f"{slow_api.url}?delay={delay}", requests_total, concurrency)[1:]]
-    result = parse_ab(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+    with tool_against_slow_api("ab") as (ab, url):
+        command = [*ab, *ab_command(f"{url}?delay={delay}", requests_total, concurrency)[1:]]
+        result = parse_ab(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
     ceiling = ceiling_rps(requests_total, concurrency, delay, None)  # 40 / (0.5 x 5) = 16
     assert result.failed == 0 and result.non2xx == 0
     assert 0.9 * ceiling <= result.rps <= 1.01 * ceiling, (result.rps, ceiling)
@@ -41,11 +42,11 @@ def test_ceiling_model_matches_ab_against_slow_api(slow_api: SlowApiProcess) -> 
 # wrk's delay is one that does not divide its 2 s: the 4th round ends at 1.8 s, the 5th well after wrk stops
 # (2.0 to 2.1 s), so the count is the model's, not a toss of whether a round ending at D is in (bench/loadgen/wrk.py).
 @pytest.mark.parametrize(("name", "delay"), [("hey", 0.5), ("wrk", 0.45)])
-def test_ceiling_models_of_hey_and_wrk_against_slow_api(slow_api: SlowApiProcess, name: str, delay: float) -> None:
+def test_ceiling_models_of_hey_and_wrk_against_slow_api(name: str, delay: float) -> None:
     loadgen, requests_total, concurrency = LOADGENS[name], 40, 10
-    command = loadgen.command(f"{slow_api.url}?delay={delay}", requests_total, concurrency, delay)
-    command = [*loopback_loadgen(name), *command[1:]]  # the tool itself, or its container
-    result = loadgen.parse(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+    with tool_against_slow_api(name) as (tool, url):  # the tool itself, or its container
+        command = [*tool, *loadgen.command(f"{url}?delay={delay}", requests_total, concurrency, delay)[1:]]
+        result = loadgen.parse(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
     ceiling = loadgen.ceiling_rps(requests_total, concurrency, delay, None)  # 20 for both
     assert result.failed == 0 and result.non2xx == 0
     assert 0.93 * ceiling <= result.rps <= 1.01 * ceiling, (result.rps, ceiling)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shutil
 import subprocess
 from dataclasses import replace
 from pathlib import Path
@@ -14,12 +15,13 @@ from pathlib import Path
 import pytest
 
 from bench.containers.compose import RunningScenario
+from bench.containers.sampler import SAMPLER_IMAGE
 from bench.loadgen import pgbench
 from bench.measure import profile
 from bench.modes import bookstore
 from bench.render import bookstore as bookstore_renderer
 from bench.render import render
-from tests.conftest import loopback_loadgen
+from tests.conftest import tool_beside_a_server
 
 OUTPUTS = Path(__file__).parent / "loadgen_outputs"
 SCALE = 2100  # the size tests/test_bookstore.py uses: one small volume for both
@@ -168,21 +170,30 @@ def test_the_wrk_script_spreads_ids_and_marks_each_write(tmp_path: Path) -> None
         "        open(sys.argv[2], 'a').write('POST ' + body + '\\n')\n"
         "        name = json.loads(body)['name']\n"  # the app's 201 names the author written, as this does
         "        self.answer(201, json.dumps({'id': 7, 'name': name}, separators=(',', ':')).encode())\n"
-        "server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)\n"
+        "server = ThreadingHTTPServer((sys.argv[3], int(sys.argv[1])), Handler)\n"
         "print(server.server_address[1], flush=True)\n"
         "server.serve_forever()\n"
     )
     seen = tmp_path / "seen.txt"
-    process = subprocess.Popen(["python3", str(server), "0", str(seen)], stdout=subprocess.PIPE, text=True)
-    try:
-        port = int(process.stdout.readline())  # type: ignore[union-attr]
-        arguments = bookstore.lua_arguments(bookstore.BY_NAME["mixed"], 1000, "tok")
-        wrk = loopback_loadgen("wrk", mounts=(bookstore.LUA.parent,))
-        command = [*wrk, "-t", "2", "-c", "4", "-d", "2s", "-s", str(bookstore.LUA), f"http://127.0.0.1:{port}"]
-        output = subprocess.run([*command, "--", *arguments], capture_output=True, text=True, timeout=30).stdout
-    finally:
-        process.terminate()
-        process.wait()
+    arguments = bookstore.lua_arguments(bookstore.BY_NAME["mixed"], 1000, "tok")
+    script = ["-t", "2", "-c", "4", "-d", "2s", "-s", str(bookstore.LUA)]
+    if shutil.which("wrk"):
+        process = subprocess.Popen(
+            ["python3", str(server), "0", str(seen), "127.0.0.1"], stdout=subprocess.PIPE, text=True
+        )
+        try:
+            port = int(process.stdout.readline())  # type: ignore[union-attr]
+            command = ["wrk", *script, f"http://127.0.0.1:{port}", "--", *arguments]
+            output = subprocess.run(command, capture_output=True, text=True, timeout=30).stdout
+        finally:
+            process.terminate()
+            process.wait()
+    else:  # wrk in its container, the server in the sampler's image beside it
+        serve = ["python", str(server), "8000", str(seen), "0.0.0.0"]
+        mounts = (bookstore.LUA.parent, tmp_path)
+        with tool_beside_a_server("wrk", SAMPLER_IMAGE, serve, 8000, mounts) as (wrk, url):
+            command = [*wrk, *script, url.rstrip("/"), "--", *arguments]
+            output = subprocess.run(command, capture_output=True, text=True, timeout=30).stdout
     counts = bookstore.parse_counts(output)
     requests = seen.read_text().splitlines()
     writes = [json.loads(line.removeprefix("POST "))["name"] for line in requests if line.startswith("POST ")]
