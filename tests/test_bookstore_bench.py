@@ -416,6 +416,7 @@ def test_a_tiny_bookstore_run_makes_a_valid_set(
         assert measured["pgbench_at_app_rate_pg_cpu_ms_per_transaction"] > 0, measured
     # py-spy found each server's CPU in the ORM and the driver, among the rest, and its samples are in the set.
     for measured in records:
+        assert "profile_problem" not in measured, measured["profile_problem"]
         assert measured["profile_samples"] > 50 and measured["profile"]["SQLAlchemy"] > 0.05, measured
         assert measured["profile"]["driver (psycopg)"] > 0, measured
         assert (tmp_path / measured["profile_stacks"]).read_text().count("sqlalchemy") > 10

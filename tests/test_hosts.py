@@ -170,6 +170,7 @@ def unseen_engine():
     missing = engines.unseen_engine_missing()
     if missing:
         pytest.skip(f"an engine in namespaces of its own needs {missing}")
+    engines.clear_leftovers("pgp-vm")
     if engines.address_taken(UNSEEN_SUBNET):
         pytest.fail(f"{UNSEEN_SUBNET}.0.0/16 is in use on this machine: the unseen engine needs it free")
     with engines.extra_engines("pgp-vm", pid_namespace=True, subnet=UNSEEN_SUBNET) as (engine,):

@@ -133,6 +133,7 @@ class StartedContainers:
 def extra_engines():
     if os.geteuid() != 0 or engines.missing_tools():
         pytest.skip(f"needs root and {engines.missing_tools() or 'ip, nsenter, dockerd, containerd'}")
+    engines.clear_leftovers("pgr-client", "pgr-db")
     if engines.address_taken():
         pytest.fail(f"{engines.SUBNET}.0.0/16 is in use on this machine: the extra engines need it free")
     with engines.extra_engines("pgr-client", "pgr-db") as started:

@@ -644,18 +644,26 @@ def profile_target(running: RunningScenario, target: Target, load: BookstoreLoad
     # wrk starts first and ends after: the profile sees only the loaded seconds.
     load_command = wrk_command(running.address(target.service), running.network(), load, plan.scale, seconds + 3,
                                f"{MARKER_PREFIX}profile")  # fmt: skip
-    with subprocess.Popen(load_command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as loading:
-        time.sleep(1.5)
-        finished = subprocess.run(profile.command(container, seconds), capture_output=True, text=True)
-        loading.wait()
-    remove_writes(running)
-    found, samples = profile.shares(finished.stdout)
-    if finished.returncode != 0 or not samples:
-        return {"profile_problem": f"not profiled: {(finished.stderr or finished.stdout).strip()[-300:]}"}
+    problems = []
+    # py-spy reads a running process's memory without stopping it (--nonblocking), which can fail now and then:
+    # a second try, and the first one's error kept in the record.
+    for _ in range(2):
+        with subprocess.Popen(load_command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as loading:
+            time.sleep(1.5)
+            finished = subprocess.run(profile.command(container, seconds), capture_output=True, text=True)
+            loading.wait()
+        remove_writes(running)
+        found, samples = profile.shares(finished.stdout)
+        if finished.returncode == 0 and samples:
+            break
+        problems.append(f"not profiled: {(finished.stderr or finished.stdout).strip()[-300:]}")
+    else:
+        return {"profile_problem": problems[-1], "profile_first_try": problems[0]}
     stacks = plan.out / "profiles" / f"{target.name}-{load.name}-{load.clients}.txt"
     stacks.parent.mkdir(parents=True, exist_ok=True)
     stacks.write_text(finished.stdout)
-    return {"profile": found, "profile_samples": samples, "profile_stacks": str(stacks.relative_to(plan.out))}
+    measured = {"profile": found, "profile_samples": samples, "profile_stacks": str(stacks.relative_to(plan.out))}
+    return measured | ({"profile_first_try": problems[0]} if problems else {})
 
 
 def endings_in_turn(endings: list[str], repeat: int) -> list[str]:
