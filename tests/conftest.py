@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +31,16 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def wait_for_container(container: str, ready: Callable[[], bool], what: str, timeout: float = 30) -> None:
+    """Until `ready()` says the container's server answers; past `timeout`, an error with the end of its log."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > deadline:
+            logs = subprocess.run(["docker", "logs", container], capture_output=True, text=True)
+            raise RuntimeError(f"{what} not ready in {timeout:g} s: {logs.stderr[-500:]}")
+        time.sleep(0.2)
 
 
 @contextlib.contextmanager
@@ -52,13 +62,10 @@ def tool_beside_a_server(
     try:
         start = ["docker", "run", "--detach", "--rm", "--name", name, "--network", name, *volumes, image, *command]
         subprocess.run(start, check=True, capture_output=True)
-        listening = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=1)"
-        deadline = time.monotonic() + 30
-        while subprocess.run(["docker", "exec", name, "python", "-c", listening], capture_output=True).returncode:
-            if time.monotonic() > deadline:
-                logs = subprocess.run(["docker", "logs", name], capture_output=True, text=True)
-                raise RuntimeError(f"{command} in {image} not listening on {port} in 30 s: {logs.stderr[-500:]}")
-            time.sleep(0.2)
+        listening = ["docker", "exec", name, "python", "-c",
+                     f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=1)"]  # fmt: skip
+        ready = lambda: subprocess.run(listening, capture_output=True).returncode == 0  # noqa: E731
+        wait_for_container(name, ready, f"{command} in {image}, listening on {port},")
         yield ["docker", "run", "--rm", "--network", name, *volumes, tool_image, tool], f"http://{name}:{port}/"
     finally:
         subprocess.run(["docker", "rm", "--force", name], capture_output=True)

@@ -9,7 +9,6 @@ import os
 import re
 import shutil
 import subprocess
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from selenium.webdriver.remote.command import Command
 
 from bench.containers.images import build_on_first_use
 from bench.render import render
+from tests.conftest import wait_for_container
 
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 # Where they are not on this machine, both run in a container of their own (tests/Dockerfile-chromium).
@@ -139,12 +139,7 @@ def driver_in_container(pages: Path) -> Iterator[str]:
     try:
         port = subprocess.run(["docker", "port", container, str(DRIVER_PORT)], capture_output=True, text=True)
         url = f"http://{port.stdout.split()[0]}"
-        deadline = time.monotonic() + 30
-        while not driver_ready(url):
-            if time.monotonic() > deadline:
-                logs = subprocess.run(["docker", "logs", container], capture_output=True, text=True)
-                raise RuntimeError(f"chromedriver in {image} not ready in 30 s: {logs.stderr[-500:]}")
-            time.sleep(0.2)
+        wait_for_container(container, lambda: driver_ready(url), f"chromedriver in {image}")
         yield url
     finally:
         subprocess.run(["docker", "rm", "--force", container], capture_output=True)

@@ -150,12 +150,18 @@ def process_table(main_pid: int) -> dict[int, ProcessFacts]:
     return table
 
 
+def on_the_engine(docker_cli: list[str], config: dict, *options: str) -> list[str]:
+    """This file run with `config` through the engine (`docker_cli`), in a container that sees its machine's PIDs
+    (`--pid host`) and no network."""
+    return [
+        *docker_cli, "run", "--rm", "--pid", "host", *options, "--network", "none", SAMPLER_IMAGE, "python", "-c",
+        Path(__file__).read_text(), json.dumps(config),
+    ]  # fmt: skip
+
+
 def engine_process_table(docker_cli: list[str], main_pid: int, timeout: float = 60.0) -> dict[int, ProcessFacts]:
     """process_table run through the engine (`docker_cli`), in a container that sees its machine's PIDs."""
-    command = [
-        *docker_cli, "run", "--rm", "--pid", "host", "--network", "none", SAMPLER_IMAGE, "python", "-c",
-        Path(__file__).read_text(), json.dumps({"processes": main_pid}),
-    ]  # fmt: skip
+    command = on_the_engine(docker_cli, {"processes": main_pid})
     output = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=True).stdout
     return {int(pid): ProcessFacts(**facts) for pid, facts in json.loads(output.splitlines()[-1]).items()}
 
@@ -254,6 +260,7 @@ class Sampler:
         self.pg_client, self.pg_memory, self.cgroups = pg_client, pg_memory, cgroups
         self.usage = Usage(pg_sessions_peak=0 if postgres_pid else None, pg_busy_peak=0 if postgres_pid else None)
         self.problem: str | None = None  # as EngineSampler's: reading /proc here does not fail as a whole
+        self.sampled_on = "this machine"  # as EngineSampler's: where the figures were read, for the record
         self._server_cpu = _CpuAccount()
         self._others_cpu = {name: _CpuAccount() for name in self.others}
         self._machine_first = _machine_ticks()
@@ -333,10 +340,8 @@ class EngineSampler:
         # Postgres's memory: its cgroup, in the engine machine's whole cgroup tree (mounted read-only), found from
         # /proc/<pid>/cgroup as that machine names it (the host's cgroup namespace).
         cgroups = ["--cgroupns", "host", "--volume", f"{CGROUPS}:{ENGINE_CGROUPS}:ro"] if pg_memory else []
-        self.command = [
-            *docker_cli, "run", "-i", "--rm", "--pid", "host", *cgroups, "--network", "none", SAMPLER_IMAGE, "python",
-            "-c", Path(__file__).read_text(), json.dumps(config),
-        ]  # fmt: skip
+        self.command = on_the_engine(docker_cli, config, "-i", *cgroups)
+        self.sampled_on = f"through the engine: {' '.join(docker_cli)}"
         self.timeout = timeout
         self.usage = Usage()
         self.problem: str | None = None

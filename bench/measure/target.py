@@ -313,7 +313,7 @@ def measure(record: BenchRecord, running: RunningScenario) -> Measurement:
         command, output = run_loadgen(target, running, client, load.n, load.c, load.delay, load.cpu)
     loadgen_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     usage = {"not_sampled": sampler.problem} if sampler.problem else asdict(sampler.usage)
-    usage["sampled_on"] = "this machine" if local else f"through the engine: {' '.join(server_cli)}"
+    usage["sampled_on"] = sampler.sampled_on
     if client.place == "host" and "cpu_seconds_others" in usage:
         spent = loadgen_after.ru_utime + loadgen_after.ru_stime - loadgen_before.ru_utime - loadgen_before.ru_stime
         usage["cpu_seconds_others"][client.loadgen.name] = round(spent, 2)

@@ -272,7 +272,7 @@ def measure_app(
         "pg_sessions_peak": usage.pg_sessions_peak,
         "pg_busy_peak": usage.pg_busy_peak,
         "machine_busy": usage.machine_busy,
-        "sampled_on": sampled_on(sampler),
+        "sampled_on": sampler.sampled_on,
     }
     record |= not_sampled(sampler, record)
     # A 503 is the app's own clear answer when its pool had no connection for a request within its timeout: past
@@ -294,12 +294,6 @@ def measure_app(
 # The figures of the sampler, empty where it could not run (through the engine); the cgroup's figures are read
 # through the engine there (bench/containers/cgroup.py).
 SAMPLED = ("app_cpu_ms_per_request", "app_rss_mb_peak", "app_threads_peak", "pg_sessions_peak", "pg_busy_peak")
-
-
-def sampled_on(sampler: Sampler | EngineSampler) -> str:
-    if isinstance(sampler, EngineSampler):
-        return f"through the engine: {' '.join(sampler.command[: sampler.command.index('run')])}"
-    return "this machine"
 
 
 def not_sampled(sampler: Sampler | EngineSampler, record: dict) -> dict:
