@@ -13,7 +13,7 @@ ROLES = $(if $(SERVER_HOST),--server-host $(SERVER_HOST)) $(if $(CLIENT_HOST),--
   $(if $(DATABASE_BIND),--database-bind $(DATABASE_BIND)) $(if $(CPUSET_SERVER),--cpuset-server $(CPUSET_SERVER)) \
   $(if $(CPUSET_CLIENT),--cpuset-client $(CPUSET_CLIENT)) $(if $(CPUSET_DATABASE),--cpuset-database $(CPUSET_DATABASE))
 
-.PHONY: help doctor venv up down ab threads bench sweep overload latency map slowclients labs bookstore incidents test test-fast lint format
+.PHONY: help doctor venv images up down ab threads bench sweep overload latency map slowclients labs bookstore incidents test test-fast lint format
 
 help: $(PYTHON) ## list the targets, and the scenarios by group (from each compose file's x-scenario block)
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -28,7 +28,7 @@ $(PYTHON): requirements-dev.txt
 doctor: $(PYTHON) ## what this machine has: Docker, Compose v2, whether it sees the containers' processes, which tools run in a container instead, free ports, how long bench and test take
 	$(PYTHON) -m bench.containers.doctor
 
-venv: $(PYTHON) ## create .venv with the host tools (tests, harness, ruff)
+venv: $(PYTHON) ## create .venv with the host tools (tests, harness, ruff, mypy)
 
 up: $(PYTHON) ## build and start scenario S (default sync-gunicorn), wait until healthy
 	$(PYTHON) -m bench up $(S)
@@ -84,12 +84,20 @@ incidents: $(PYTHON) ## what each production server loses to a reload, a killed 
 test-fast: $(PYTHON) ## the tests that need no Docker (where Chromium is not installed, the page tests run it in a container)
 	$(PYTHON) -m pytest -m "not docker"
 
-test: lint ## lint, then every test: the apps alone, then every scenario end to end in Docker
-	$(PYTHON) -m pytest
+# The tests without Docker first, stopping at the first failure; then every image built once, a few at a time, and
+# the tests in Docker start each stack from them (BUILD_IMAGES=0) instead of building at every start.
+test: lint ## lint, the tests without Docker (stop at the first failure), every image built once (make images), then every test in Docker
+	$(PYTHON) -m pytest -m "not docker" -x
+	$(PYTHON) -m bench.containers.images
+	BUILD_IMAGES=0 $(PYTHON) -m pytest -m docker
 
-lint: $(PYTHON) ## ruff check and format check
+images: $(PYTHON) ## build every image of every scenario, labs and bookstore included, each once, three at a time
+	$(PYTHON) -m bench.containers.images
+
+lint: $(PYTHON) ## ruff check, format check and mypy over bench/
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m ruff format --check .
+	$(PYTHON) -m mypy
 
 format: $(PYTHON) ## format the Python code
 	$(PYTHON) -m ruff format .

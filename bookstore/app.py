@@ -105,6 +105,13 @@ def json_error(error: HTTPException) -> tuple[dict[str, str], int]:
     return {"error": error.description or error.name}, error.code or 500
 
 
+@app.errorhandler(UnicodeDecodeError)
+def not_utf8(error: UnicodeDecodeError) -> tuple[dict[str, str], int]:
+    # werkzeug decodes a raw (not %-encoded) query string as strict UTF-8. gunicorn, granian and uvicorn refuse such a
+    # request line themselves; uWSGI passes it on, and request.args raises here.
+    return {"error": "the query string must be UTF-8"}, 400
+
+
 @app.errorhandler(Exception)
 def database_error(error: Exception) -> tuple[dict[str, str], int]:
     answer = database_failure(error)

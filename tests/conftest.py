@@ -180,7 +180,9 @@ def load(url: str, requests_total: int, concurrency: int) -> tuple[float, list[A
 # nothing: it gets the images copied from this machine's engine): TESTS_SCENARIOS="a b" keeps the tests of those
 # scenarios only, TESTS_BUILD=0 starts each scenario from the images there without building them.
 ONLY_SCENARIOS = os.environ.get("TESTS_SCENARIOS", "").split()
-BUILD = os.environ.get("TESTS_BUILD", "1") != "0"
+BUILD = os.environ.get("TESTS_BUILD", "1") != "0" and os.environ.get("BUILD_IMAGES", "1") != "0"
+if not BUILD:  # every stack this run starts, the modes' too: RunningScenario reads it
+    os.environ["BUILD_IMAGES"] = "0"
 
 
 # The test that runs tests/test_scenarios.py's tests of engines.SCENARIOS_ON_THE_UNSEEN_ENGINE against an engine this

@@ -95,8 +95,10 @@ def test_many_more_clients_than_postgres_takes_all_wait_their_turn(target: Targe
 def test_a_wait_longer_than_the_pool_timeout_is_a_503_naming_the_pool(
     target: Target, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Each request holds its connection for 1 s; all but the first pool's worth wait longer than 0.5 s.
-    delay, timeout = 2.0, 0.5
+    # Each request holds its connection for 2 s; all but the first pool's worth wait longer than 0.5 s. A 503 comes
+    # after the pool's 0.5 s, well before the 4 s a request that waited for Postgres would take: a margin wide
+    # enough for 300 client threads on two busy cores.
+    delay, timeout = 4.0, 0.5
     monkeypatch.setenv("POSTGRES_POOL_TIMEOUT", f"{timeout:g}")
     with RunningScenario(target.scenario) as running:
         pool_max = pool_maxima(running)[target.service]

@@ -113,20 +113,27 @@ def test_a_role_apart_without_an_address_to_meet_at_is_refused(arguments: list[s
 class StartedContainers:
     """The names of the containers an engine (its unix socket, or "" for the host's) starts while this runs,
     streamed from `docker events`: an engine keeps only its last 256 events, fewer than a run across three engines
-    makes (probes, image copies, host facts), so asking afterwards with --since loses the first scenario's."""
+    makes (probes, image copies, host facts), so asking afterwards alone loses the first scenario's. The stream starts
+    at the moment this object is made (--since), however late it attaches; the last seconds are asked for again once
+    the run is over (--until), so that an event still on its way to the stream is not missed."""
+
+    TAIL = 10.0  # seconds before the end asked for again: far fewer than 256 events happen in them
 
     def __init__(self, engine: str) -> None:
-        command = [
+        self.command = [
             "docker", *(["--host", engine] if engine else []), "events", "--filter", "type=container",
             "--filter", "event=start", "--format", "{{.Actor.Attributes.name}}",
         ]  # fmt: skip
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        since = f"{time.time():.3f}"
+        self.process = subprocess.Popen([*self.command, "--since", since], stdout=subprocess.PIPE, text=True)
 
     def names(self) -> set[str]:
-        time.sleep(1)  # the last start's event reaches the stream
+        end = time.time()
+        window = ["--since", f"{end - self.TAIL:.3f}", "--until", f"{end:.3f}"]
+        tail = subprocess.run([*self.command, *window], capture_output=True, text=True, timeout=30, check=True)
         self.process.terminate()
         output, _ = self.process.communicate(timeout=10)
-        return set(output.split())
+        return set(output.split()) | set(tail.stdout.split())
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +157,6 @@ def test_a_gevent_scenario_and_the_postgres_bonus_across_three_engines(extra_eng
         "--bind", client.host_side, "--database-bind", database.address, "--out", str(tmp_path),
     ]  # fmt: skip
     watching = {engine: StartedContainers(engine) for engine in ("", client.socket, database.socket)}
-    time.sleep(1)  # each stream is listening before the first container starts
     assert bench_mode.main(arguments) == 0
     started = {engine: watch.names() for engine, watch in watching.items()}
     document = json.loads((tmp_path / "results.json").read_text())

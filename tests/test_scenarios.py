@@ -26,6 +26,7 @@ from bench.containers.scenarios import REGISTRY, ROOT, SCENARIOS, Target, load_t
 from bench.measure.target import cpu_ms_per_unit, image_packages
 from bench.modes.slowclients import KINDS
 from tests.conftest import fetch, load
+from tests.hostile_framing import TUTORIAL_APP, assert_framing_answered
 from tests.hostile_input import assert_hostile_requests_answered
 from tests.test_slow_clients import PRODUCTION_SCENARIOS, assert_slow_clients_do_not_stop
 
@@ -40,6 +41,21 @@ BAD_QUERIES = [
 # A lone request takes its delay and little more: async-view-gevent on Python 3.14 once took up to a second more, its
 # event loop woken by a timer instead of by the name lookup that had ended (flask_app/async_view_gevent.py).
 LONE_REQUEST_SLACK = 0.5
+
+
+STOPPED: set[str] = set()  # the scenarios whose stack a test stopped (the graceful stop)
+
+
+@pytest.fixture(autouse=True)
+def stack_up(request: pytest.FixtureRequest) -> None:
+    """A stack a test stopped is started again for the next test of its scenario: the graceful stop need not be the
+    last test of its group, whatever order pytest runs them in."""
+    if "scenario" in request.fixturenames:
+        running: RunningScenario = request.getfixturevalue("scenario")
+        if running.scenario in STOPPED:
+            running.compose("up", "--detach")
+            running.wait_healthy()
+            STOPPED.discard(running.scenario)
 
 
 def test_answers_exactly_after_the_delay(scenario: RunningScenario) -> None:
@@ -122,6 +138,7 @@ def test_slow_api_stopped_gives_502_without_hanging(scenario: RunningScenario) -
             assert answer.seconds < 10, target.name
     finally:
         scenario.start("slow_api")
+        scenario.wait_healthy()  # the next test's requests must find slow_api answering, not starting
 
 
 def test_every_app_runs_the_pinned_interpreter(scenario: RunningScenario) -> None:
@@ -229,6 +246,10 @@ def test_hostile_requests_get_200_or_4xx_and_the_server_keeps_serving(scenario: 
     assert_hostile_requests_answered(scenario)
 
 
+def test_hostile_framing_gets_2xx_4xx_or_a_close_never_a_5xx(scenario: RunningScenario) -> None:
+    assert_framing_answered({target.name: target.url for target in load_targets(scenario.scenario)}, TUTORIAL_APP)
+
+
 @pytest.mark.parametrize("scenario", PRODUCTION_SCENARIOS, indirect=True)
 @pytest.mark.parametrize("kind", KINDS)
 def test_slow_clients_do_not_stop_a_production_server(scenario: RunningScenario, kind: str) -> None:
@@ -247,7 +268,7 @@ GRACEFUL_TARGETS = {
 }
 
 
-# Last of each scenario's tests (pytest keeps the file's order within the scenario's group): the stop ends its run.
+# It stops the stack: `stack_up` starts it again for any test of the scenario that pytest runs after it.
 @pytest.mark.parametrize("scenario", list(GRACEFUL_TARGETS), indirect=True)
 def test_stop_lets_requests_in_flight_finish(scenario: RunningScenario) -> None:
     delay, clients = 2.0, 10
@@ -259,6 +280,7 @@ def test_stop_lets_requests_in_flight_finish(scenario: RunningScenario) -> None:
         # Part of the experiment, not a readiness wait: the requests must be accepted and well short of done.
         time.sleep(delay / 4)
         stopping = time.monotonic()
+        STOPPED.add(scenario.scenario)
         scenario.compose("stop")
         stopped_in = time.monotonic() - stopping
         for target, sent in answers.items():

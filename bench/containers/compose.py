@@ -55,6 +55,12 @@ def remove_replaced_images() -> None:
     docker("image", "prune", "--force", "--filter", f"label={PROJECT_LABEL}")
 
 
+def builds_on_up() -> bool:
+    """Whether `up` builds the images first (a changed file rebuilt): yes, unless BUILD_IMAGES=0 says every image is
+    built already (`make images`, which `make test` runs before the tests that start stacks)."""
+    return os.environ.get("BUILD_IMAGES", "1") != "0"
+
+
 # What the apps call (slow_api, Postgres) or sit behind (the proxies): every other service is an app server.
 SUPPORTING_SERVICES = ("slow_api", "nginx", "httpd", "postgres")
 
@@ -72,13 +78,13 @@ class RunningScenario:
         self,
         scenario: str,
         *,
-        build: bool = True,
+        build: bool | None = None,
         ready_timeout: float = 300.0,
         environment: dict[str, str] | None = None,
     ) -> None:
         self.scenario = scenario
         self.file: Path = compose_file(scenario)
-        self.build = build
+        self.build = build if build is not None else builds_on_up()
         self.ready_timeout = ready_timeout
         # Settings the compose file reads, like WORKERS=2, on top of this process's environment.
         self.environment = {**os.environ, **(environment or {})}

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bench.containers.sampler import SAMPLER_IMAGE, sees_container
 from bench.containers.scenarios import ROOT
@@ -49,7 +50,7 @@ def python_line() -> str:
     return f"{version} ({sys.executable}): {verdict}"
 
 
-def engine_info() -> dict | None:
+def engine_info() -> dict[str, Any] | None:
     """`docker info` as JSON, or None where no engine answers."""
     if shutil.which("docker") is None:
         return None
@@ -63,7 +64,7 @@ def engine_info() -> dict | None:
     return info if info.get("ServerVersion") else None
 
 
-def engine_line(info: dict | None) -> str:
+def engine_line(info: dict[str, Any] | None) -> str:
     if shutil.which("docker") is None:
         return "NO docker command: install Docker Engine (Linux) or Docker Desktop (macOS, Windows with WSL2)"
     if info is None:
@@ -72,7 +73,7 @@ def engine_line(info: dict | None) -> str:
     return f"{info['ServerVersion']} on {where}, {info.get('NCPU')} cores, cgroup v{info.get('CgroupVersion', '?')}"
 
 
-def rootless_line(info: dict | None) -> str:
+def rootless_line(info: dict[str, Any] | None) -> str:
     if info is None:
         return "unknown (no engine)"
     if any("rootless" in option for option in info.get("SecurityOptions") or []):
@@ -156,8 +157,8 @@ def make_bench_duration_line(sets: list[Path]) -> str:
         metadata = document.get("metadata", {})
         if metadata.get("mode") == "bench":
             # A run of a few scenarios (SCENARIOS=) takes a part of the whole: say how many it had.
-            scenarios = {record.get("scenario") for record in document.get("results", [])} - {"reference-slow-api"}
-            runs.append((len(scenarios), metadata.get("date", ""), path.parent.name, metadata))
+            named = {record.get("scenario") for record in document.get("results", [])} - {"reference-slow-api"}
+            runs.append((len(named), metadata.get("date", ""), path.parent.name, metadata))
     if not runs:
         return "not recorded: no committed make bench result set"
     scenarios, date, name, metadata = max(runs, key=lambda run: run[:2])

@@ -19,6 +19,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from bench.containers.compose import RunningScenario
 from bench.containers.sampler import children, os_threads, server_pids
@@ -75,7 +76,7 @@ def container(running: RunningScenario, service: str) -> str:
     return running.container_ids()[service]
 
 
-def send_signal(running: RunningScenario, service: str, signal: str) -> dict:
+def send_signal(running: RunningScenario, service: str, signal: str) -> dict[str, Any]:
     """`docker kill --signal`: to docker-init, which forwards it to the server's main process."""
     main, target = server_main_pid(running, service), container(running, service)
     inside = pid_inside(main)  # before the signal: a process it ends is gone from /proc
@@ -84,13 +85,34 @@ def send_signal(running: RunningScenario, service: str, signal: str) -> dict:
     return {"did": f"SIG{signal} to {service}'s main process (pid {inside} in the container)", "at": at}
 
 
-def kill_worker(running: RunningScenario, service: str) -> dict:
+def connections_held(pid: int) -> int:
+    """How many client connections the process holds open: its established TCP sockets on the port it listens on (not
+    those to slow_api or Postgres). Each carries at most one request at a time, so a process killed loses at most
+    that many."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            link = os.readlink(fd)
+            if link.startswith("socket:["):
+                inodes.add(link[8:-1])
+    sockets = []  # (local port, state) of each of the process's TCP sockets
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[9] in inodes:
+                sockets.append((fields[1].rsplit(":", 1)[1], fields[3]))
+    listening = {port for port, state in sockets if state == "0A"}
+    return sum(1 for port, state in sockets if state == "01" and port in listening)
+
+
+def kill_worker(running: RunningScenario, service: str) -> dict[str, Any]:
     """SIGKILL to the oldest worker, from the host: what the OOM killer or a crash in a C extension does."""
     workers = worker_pids(running, service)
     if not workers:
         return {"problem": f"{service} has no worker process apart from its main process"}
     victim = workers[0]
     threads, inside = os_threads([victim]), pid_inside(victim)  # before the kill: then it is gone from /proc
+    held = connections_held(victim)
     at = time.monotonic()
     os.kill(victim, signals.SIGKILL)
     return {
@@ -98,10 +120,11 @@ def kill_worker(running: RunningScenario, service: str) -> dict:
         "did": f"SIGKILL to {service}'s oldest worker, pid {inside} in the container, of {len(workers)}",
         "workers": len(workers),
         "victim_threads": threads,
+        "victim_connections": held,
     }
 
 
-def crash_container(running: RunningScenario, service: str) -> dict:
+def crash_container(running: RunningScenario, service: str) -> dict[str, Any]:
     """SIGKILL to the container's main process from the host: the container dies as if its process crashed (or the
     OOM killer took it), which, unlike `docker kill`, is what a restart policy answers."""
     main, target = running.main_pid(service), container(running, service)
@@ -114,7 +137,7 @@ def crash_container(running: RunningScenario, service: str) -> dict:
 UWSGI_FIFO = "/tmp/uwsgi-master.fifo"  # flask_app/uwsgi.ini's master-fifo
 
 
-def chain_reload(running: RunningScenario, service: str, wait: float = 30.0) -> dict:
+def chain_reload(running: RunningScenario, service: str, wait: float = 30.0) -> dict[str, Any]:
     """uWSGI's chain reload: `c` to its master's FIFO. One worker at a time is replaced by a new one that loads the
     app (lazy-apps), the next only once the last is ready; the HTTP router and the listening socket stay. Returns
     once every worker there was is gone (or after `wait` s), saying how many were replaced."""
@@ -130,7 +153,7 @@ def chain_reload(running: RunningScenario, service: str, wait: float = 30.0) -> 
     return {"did": did, "at": at, "workers": len(before), "workers_replaced": replaced}
 
 
-def kill_container(running: RunningScenario, service: str) -> dict:
+def kill_container(running: RunningScenario, service: str) -> dict[str, Any]:
     """`docker kill`: SIGKILL to everything in the container. No restart policy here: Compose leaves it down."""
     target = container(running, service)
     at = time.monotonic()
@@ -138,7 +161,7 @@ def kill_container(running: RunningScenario, service: str) -> dict:
     return {"did": f"docker kill {service} (no restart policy: it stays down)", "at": at}
 
 
-def recreate(running: RunningScenario, service: str, wait: bool = False) -> dict:
+def recreate(running: RunningScenario, service: str, wait: bool = False) -> dict[str, Any]:
     """The Compose way to deploy a new version of one service: stop it (SIGTERM, a graceful stop), remove it,
     create and start a new one; `wait` returns only once the new one is healthy."""
     command = ["up", "--detach", "--force-recreate", "--no-deps", *(["--wait"] if wait else []), service]
@@ -151,7 +174,7 @@ def recreate(running: RunningScenario, service: str, wait: bool = False) -> dict
 PROXY_FAIL_TIMEOUT = 2.0
 
 
-def deploy(running: RunningScenario, services: list[str]) -> dict:
+def deploy(running: RunningScenario, services: list[str]) -> dict[str, Any]:
     """A rolling deploy: each copy replaced in turn, the next only once the last one is healthy again and the
     proxy has taken it back (its fail_timeout over)."""
     for number, service in enumerate(services):
@@ -162,7 +185,7 @@ def deploy(running: RunningScenario, services: list[str]) -> dict:
     return {"did": waited.join(f"{service} recreated, waited until healthy" for service in services)}
 
 
-def hog(url: str, requests: int, units: int, delay: float) -> dict:
+def hog(url: str, requests: int, units: int, delay: float) -> dict[str, Any]:
     """`requests` requests at once that each build `units` units of CPU work (the app's `?cpu=`) after a wait of
     `delay` s for slow_api: a burst of heavy requests that keeps a worker busy. The wait lines them up: all are in
     before the first answer comes back, so their CPU work runs back to back, not interleaved with the process's
@@ -183,7 +206,7 @@ def hog(url: str, requests: int, units: int, delay: float) -> dict:
     return {"did": f"{requests} requests of {units} CPU units at once (GET /?delay={delay:g}&cpu={units})", "at": at}
 
 
-def reload_nginx(running: RunningScenario, service: str = "nginx") -> dict:
+def reload_nginx(running: RunningScenario, service: str = "nginx") -> dict[str, Any]:
     """`nginx -s reload`: new worker processes with the configuration read again, the old ones finishing theirs."""
     running.docker(service, "exec", container(running, service), "nginx", "-s", "reload")
     return {"did": "nginx -s reload"}

@@ -12,6 +12,7 @@ reach no registry. The load generator runs in a container on the client's engine
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import socket
@@ -19,6 +20,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
@@ -166,7 +168,7 @@ class ServedTarget(Target):
         return self.inside or super().url_inside
 
 
-def add_arguments(parser) -> None:  # noqa: ANN001 (an argparse parser)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     for role in ROLES:
         parser.add_argument(f"--{role}-host", help=f"the {role}'s Docker engine: ssh://, tcp://, unix:// or a context")
         parser.add_argument(f"--cpuset-{role}", help=f"cores for the {role}'s containers, e.g. 0 or 1-3")
@@ -174,7 +176,7 @@ def add_arguments(parser) -> None:  # noqa: ANN001 (an argparse parser)
     parser.add_argument("--database-bind", help="an address of the database host, where the server reaches it")
 
 
-def from_arguments(args) -> Roles:  # noqa: ANN001 (argparse's namespace)
+def from_arguments(args: argparse.Namespace) -> Roles:
     roles = Roles(
         server=Engine(args.server_host or None),
         client=Engine(args.client_host or None),
@@ -187,7 +189,7 @@ def from_arguments(args) -> Roles:  # noqa: ANN001 (argparse's namespace)
     return roles
 
 
-def _run(command: list[str], **options) -> subprocess.CompletedProcess[str]:  # noqa: ANN003
+def _run(command: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, **options)
 
 
@@ -203,13 +205,14 @@ def copy_images(images: list[str], engine: Engine, source: Engine = Engine()) ->
         return []
     save = subprocess.Popen([*source.cli(), "save", *wanted], stdout=subprocess.PIPE)
     load = _run([*engine.cli(), "load", "--quiet"], stdin=save.stdout, timeout=600)
-    save.stdout.close()  # type: ignore[union-attr]
+    assert save.stdout is not None  # stdout=PIPE
+    save.stdout.close()
     if save.wait(timeout=60) != 0 or load.returncode != 0:
         raise ScenarioError(f"copying {wanted} to the engine {engine} failed: {load.stderr.strip()[:300]}")
     return wanted
 
 
-def host_facts(engine: Engine) -> dict:
+def host_facts(engine: Engine) -> dict[str, Any]:
     """What the engine's machine is: cores, kernel, CPU model, and its boot id (equal boot ids: one machine)."""
     info = json.loads(_run([*engine.cli(), "info", "--format", "{{json .}}"], check=True).stdout)
     script = "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2; cat /proc/sys/kernel/random/boot_id"
@@ -227,15 +230,15 @@ def host_facts(engine: Engine) -> dict:
     }
 
 
-def describe_roles(roles: Roles) -> dict:
+def describe_roles(roles: Roles) -> dict[str, Any]:
     """Each role's host facts, the cpusets, and whether roles shared a machine (the same running kernel)."""
-    facts: dict[Engine, dict] = {}
+    facts: dict[Engine, dict[str, Any]] = {}
     for engine in roles.engines().values():
         if engine != Engine():
             copy_images([FACTS_IMAGE], engine)
         if engine not in facts:
             facts[engine] = host_facts(engine)
-    described: dict = {role: dict(facts[engine]) for role, engine in roles.engines().items()}
+    described: dict[str, Any] = {role: dict(facts[engine]) for role, engine in roles.engines().items()}
     for role, cpuset in roles.cpusets.items():
         described[role]["cpuset"] = cpuset
     machines = {described[role]["machine"] for role in ROLES}
@@ -244,22 +247,22 @@ def describe_roles(roles: Roles) -> dict:
     return described
 
 
-class _Override(list):
+class _Override(list[str]):
     """A list that replaces, not extends, the base file's (Compose's `!override` tag, Compose 2.24.4 and later)."""
 
 
 yaml.SafeDumper.add_representer(_Override, lambda dumper, data: dumper.represent_sequence("!override", data))
 
 
-def override(model: dict, roles: Roles, targets: list[str]) -> tuple[dict, dict[str, list[str]]]:
+def override(model: dict[str, Any], roles: Roles, targets: list[str]) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """The override compose document for a scenario's resolved model (`docker compose config` as JSON), and
     which services run on which role's engine."""
     services = model["services"]
     database = [name for name in DEPENDENCIES if name in services and name not in targets and roles.database_apart]
     server = [name for name in services if name not in database]
-    document: dict = {}
+    document: dict[str, Any] = {}
     for name in server:
-        entry: dict = {}
+        entry: dict[str, Any] = {}
         environment = services[name].get("environment") or {}
         if database:
             address = roles.database_address
@@ -293,7 +296,7 @@ class RolesScenario(RunningScenario):
     """A scenario started across the roles' engines: its dependencies on the database's, the rest on the
     server's; with cpusets, each role's containers on their cores. Same interface as RunningScenario."""
 
-    def __init__(self, scenario: str, roles: Roles, targets: list[str], **options) -> None:  # noqa: ANN003
+    def __init__(self, scenario: str, roles: Roles, targets: list[str], **options: Any) -> None:
         super().__init__(scenario, **options)
         self.roles = roles
         self.targets = targets
@@ -418,7 +421,7 @@ def probe(placed: Roles) -> dict[str, float]:
     return timed
 
 
-def steadiness(before: dict[str, float], after: dict[str, float]) -> dict:
+def steadiness(before: dict[str, float], after: dict[str, float]) -> dict[str, Any]:
     """The probe around a measurement, and whether every role's CPU kept its speed within UNSTEADY_FACTOR."""
     moved = {role: round(max(before[role], after[role]) / min(before[role], after[role]), 3) for role in before}
     return {

@@ -21,6 +21,7 @@ import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # A Postgres backend serving a client names the client's address and port in its title.
@@ -150,7 +151,7 @@ def process_table(main_pid: int) -> dict[int, ProcessFacts]:
     return table
 
 
-def on_the_engine(docker_cli: list[str], config: dict, *options: str) -> list[str]:
+def on_the_engine(docker_cli: list[str], config: dict[str, Any], *options: str) -> list[str]:
     """This file run with `config` through the engine (`docker_cli`), in a container that sees its machine's PIDs
     (`--pid host`) and no network."""
     return [
@@ -345,7 +346,7 @@ class EngineSampler:
         self.timeout = timeout
         self.usage = Usage()
         self.problem: str | None = None
-        self._process: subprocess.Popen | None = None
+        self._process: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> EngineSampler:
         self._process = subprocess.Popen(
@@ -379,14 +380,16 @@ class EngineSampler:
             self.problem = f"the sampler on the server's engine failed: {errors.strip()[-300:]}"
 
 
-def sample_until_stdin_closes(config: dict) -> None:
+def sample_until_stdin_closes(config: dict[str, Any]) -> None:
     """EngineSampler's other end, in the container: sample from the first sample to the end of stdin."""
     others = dict(config.get("others") or {})
     if config.get("docker_proxy"):
         others["docker-proxy"] = docker_proxy_pids()
     postgres, cgroups = config.get("postgres"), Path(config.get("cgroups") or CGROUPS)
-    chosen = {"pg_client": config.get("pg_client"), "pg_memory": bool(config.get("pg_memory")), "cgroups": cgroups}
-    with Sampler(config["server"], postgres, others, **chosen) as sampler:
+    pg_client, pg_memory = config.get("pg_client"), bool(config.get("pg_memory"))
+    with Sampler(
+        config["server"], postgres, others, pg_client=pg_client, pg_memory=pg_memory, cgroups=cgroups
+    ) as sampler:
         print(READY, flush=True)
         sys.stdin.read()
     print(json.dumps(asdict(sampler.usage)), flush=True)

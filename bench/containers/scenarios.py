@@ -8,6 +8,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -158,7 +159,7 @@ class Target:
         per_worker = {"sync": self.threads_per_worker, "gevent": self.gevent_cores}.get(self.mode)
         return None if per_worker is None else self.workers * per_worker
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """What every record of this target says about it, whatever the mode."""
         return {
             "scenario": self.scenario,
@@ -207,15 +208,17 @@ def interpolate(value: object, environment: dict[str, str]) -> object:
     return int(text) if text.isdigit() else text
 
 
+def target_fields(entry: dict[str, Any], environment: dict[str, str]) -> dict[str, Any]:
+    """One entry of an x-targets block with its variables set from `environment`: Target's keyword arguments."""
+    return {key: interpolate(value, environment) for key, value in entry.items()}
+
+
 def load_targets(scenario: str, environment: dict[str, str] | None = None) -> list[Target]:
     """The scenario's targets as Compose would start them, in this environment (settings like WORKERS=2) on top
     of the process's own."""
     document = yaml.safe_load(compose_file(scenario).read_text())
     settings = {**os.environ, **(environment or {})}
-    return [
-        Target(scenario=scenario, **{key: interpolate(value, settings) for key, value in entry.items()})
-        for entry in document["x-targets"]
-    ]
+    return [Target(scenario=scenario, **target_fields(entry, settings)) for entry in document["x-targets"]]
 
 
 def all_targets(scenarios: tuple[str, ...] = SCENARIOS) -> list[Target]:

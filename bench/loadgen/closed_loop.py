@@ -16,12 +16,24 @@ from bench.loadgen import ab, ceiling, hey, wrk
 
 
 class LoadResult(Protocol):
-    complete: int
-    failed: int
-    non2xx: int
-    seconds: float
-    rps: float
-    percentiles_ms: dict[int, float]
+    # Read-only members: each tool's result is a frozen dataclass.
+    @property
+    def complete(self) -> int: ...
+
+    @property
+    def failed(self) -> int: ...
+
+    @property
+    def non2xx(self) -> int: ...
+
+    @property
+    def seconds(self) -> float: ...
+
+    @property
+    def rps(self) -> float: ...
+
+    @property
+    def percentiles_ms(self) -> dict[int, float]: ...
 
     @property
     def failure_kinds(self) -> dict[str, int]: ...

@@ -17,6 +17,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 # psycopg's placeholders (named and positional), its escaped percent sign, and asyncpg's numbered ones.
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s|%s|%%|\$(\d+)")
@@ -85,7 +86,7 @@ def _statement(sql: str, parameters: object, variable: str, value: int | None) -
     return _PLACEHOLDER.sub(substitute, sql)
 
 
-def statements(capture: dict, variable: str, value: int | None) -> list[str]:
+def statements(capture: dict[str, Any], variable: str, value: int | None) -> list[str]:
     """The capture's statements as pgbench reads them, each one line ending in a semicolon."""
     lines = []
     for statement in capture["statements"]:
@@ -94,7 +95,7 @@ def statements(capture: dict, variable: str, value: int | None) -> list[str]:
     return lines
 
 
-def template(captures: list[tuple[int, dict]], variable: str) -> list[str]:
+def template(captures: list[tuple[int, dict[str, Any]]], variable: str) -> list[str]:
     """The statements of one endpoint, from two or more captures each made at its own value of the input.
 
     Fails when a capture was not a success or when the captures differ once the variable is in place: the
@@ -118,7 +119,7 @@ def template(captures: list[tuple[int, dict]], variable: str) -> list[str]:
     return first
 
 
-def in_transaction(capture: dict, lines: list[str], end: str) -> list[str]:
+def in_transaction(capture: dict[str, Any], lines: list[str], end: str) -> list[str]:
     """The statements as the database gets them: psycopg sends BEGIN before a session's first statement, and the
     session ends with COMMIT (a write, or a read that commits) or ROLLBACK (a read's session closed without one),
     below SQLAlchemy's events, so that a capture lists neither and says "transaction": true instead."""
@@ -130,7 +131,7 @@ def script(variable: Variable, lines: list[str]) -> str:
     return "\n".join([variable.set_line(), *lines]) + "\n"
 
 
-def fixed(capture: dict) -> list[str]:
+def fixed(capture: dict[str, Any]) -> list[str]:
     """The statements of a request whose SQL does not depend on its input (a write), every parameter a literal."""
     if not 200 <= capture.get("status", 0) < 300 or not capture.get("statements"):
         raise TemplateError(f"the captured write answered {capture.get('status')} and sent no SQL")

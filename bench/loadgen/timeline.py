@@ -19,6 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 OK = "ok"
@@ -70,7 +71,7 @@ class Timeline:
     resent: int = 0  # requests sent again on a new connection after a closed kept-alive one (STALE_SECONDS)
     event_at: float | None = None
     event_done_at: float | None = None
-    event: dict = field(default_factory=dict)  # what the event callable returned: what it did, to whom
+    event: dict[str, Any] = field(default_factory=dict)  # what the event callable returned: what it did, to whom
 
 
 def outcome_of_error(error: BaseException) -> str:
@@ -188,7 +189,7 @@ def run(
     seconds: float,
     expected_body: str,
     event_at: float | None = None,
-    event: Callable[[], dict] | None = None,
+    event: Callable[[], dict[str, Any]] | None = None,
     timeout: float = 10.0,
     requests: Requests | None = None,
     pause: float = 0.0,
@@ -250,12 +251,12 @@ def recovery_seconds(
     return None
 
 
-def summarize(timeline: Timeline, baseline_seconds: float = 3.0, bin_seconds: float = BIN_SECONDS) -> dict:
+def summarize(timeline: Timeline, baseline_seconds: float = 3.0, bin_seconds: float = BIN_SECONDS) -> dict[str, Any]:
     """The timeline in figures: requests sent, answered well, failed by kind, the failed ones that were in flight
     when the event came, answers per bin, the 2xx rate before the event and how long it took to get back to it."""
     requests, event_at = timeline.requests, timeline.event_at
     kinds = Counter(request.outcome for request in requests if request.failed)
-    summary: dict = {
+    summary: dict[str, Any] = {
         "sent": len(requests),
         "resent_on_closed_connection": timeline.resent,
         "answered": sum(not request.failed for request in requests),  # 2xx with the expected body

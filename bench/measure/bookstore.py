@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import requests
 import yaml
 
-from bench.containers.compose import RunningScenario
+from bench.containers.compose import RunningScenario, builds_on_up
 from bench.containers.postgres import count_statements, query
-from bench.containers.scenarios import ROOT, Target, interpolate
+from bench.containers.scenarios import ROOT, Target, target_fields
 
 SCENARIO = "bookstore"
 COMPOSE_FILE = ROOT / "bookstore.yml"
@@ -66,15 +67,20 @@ class BookstoreScenario(RunningScenario):
 
     def __init__(self, environment: dict[str, str], services: list[str]) -> None:
         # RunningScenario's own settings, without looking the name up: the first start generates the data.
-        self.scenario, self.file, self.build, self.ready_timeout = SCENARIO, COMPOSE_FILE, True, 1800.0
+        self.scenario, self.file, self.build, self.ready_timeout = SCENARIO, COMPOSE_FILE, builds_on_up(), 1800.0
         # The ladder's profile: its services are started only when named, and removed with the rest at the end.
         self.environment = {**os.environ, **environment, "COMPOSE_PROFILES": "ladder"}
         self._seen = {}  # RunningScenario.sees_processes asks once per service
         self.started = services  # and Postgres, which they depend on: only what is measured is built and started
         self.paused: set[str] = set()
 
+    def __enter__(self) -> BookstoreScenario:
+        # RunningScenario's, typed as this class: what `with BookstoreScenario(...) as running` gives is one.
+        super().__enter__()
+        return self
+
     def up(self) -> None:
-        self.compose("up", "--detach", "--build", *self.started)
+        self.compose("up", "--detach", *(["--build"] if self.build else []), *self.started)
         self.wait_healthy()
         count_statements(self, DATABASE)
 
@@ -87,10 +93,7 @@ def bookstore_targets(environment: dict[str, str]) -> list[Target]:
     serving, then the ladder's rungs."""
     document = yaml.safe_load(COMPOSE_FILE.read_text())
     settings = {**os.environ, **environment}
-    return [
-        Target(scenario=SCENARIO, **{key: interpolate(value, settings) for key, value in entry.items()})
-        for entry in document["x-targets"]
-    ]
+    return [Target(scenario=SCENARIO, **target_fields(entry, settings)) for entry in document["x-targets"]]
 
 
 def psql(running: RunningScenario, sql: str) -> str:
@@ -123,7 +126,7 @@ def verify(target: Target, load: BookstoreLoad, scale: int) -> str | None:
     return None
 
 
-def check_writes(running: RunningScenario, token: str, acknowledged: list[str]) -> dict:
+def check_writes(running: RunningScenario, token: str, acknowledged: list[str]) -> dict[str, Any]:
     """Each write one by one: every acknowledged write's marker must be in the database; a marker in the database
     whose 201 wrk never read was in flight when wrk stopped (it closes its connections without the answers)."""
     stored = psql(running, f"SELECT name FROM authors WHERE name LIKE '{MARKER_PREFIX}{token}-%'").split()

@@ -11,7 +11,7 @@ import subprocess
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from bench.containers.compose import compose_command, docker
 from bench.containers.scenarios import ROOT
@@ -71,7 +71,7 @@ def cpu_model() -> str | None:
     return next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), None)
 
 
-def metadata(program: str, arguments: list[str], mode: str) -> dict:
+def metadata(program: str, arguments: list[str], mode: str) -> dict[str, Any]:
     """What every set records about its run: when, which commit, the machine, Docker and Compose, the command."""
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     # Result sets (this run's own folder among them) are output, not code: they do not make the tree dirty.
@@ -93,7 +93,7 @@ def metadata(program: str, arguments: list[str], mode: str) -> dict:
 
 
 class Record(Protocol):
-    def to_json(self) -> dict: ...
+    def to_json(self) -> dict[str, Any]: ...
 
 
 class ResultSet:
@@ -107,14 +107,14 @@ class ResultSet:
         raise_file_limit()
         self.document = document.Document(metadata(program, arguments, mode))
         self.metadata = self.document.metadata  # the same dict: a mode adds to it as it learns more
-        self.records: list[Record | dict] = []
+        self.records: list[Record | dict[str, Any]] = []
         self.started = time.monotonic()
 
     @property
     def minutes(self) -> float:
         return round((time.monotonic() - self.started) / 60, 1)
 
-    def add(self, record: Record | dict) -> None:
+    def add(self, record: Record | dict[str, Any]) -> None:
         self.records.append(record)
         self.save()
 

@@ -5,12 +5,13 @@ endpoint at two values of its one input become a pgbench script (bench/loadgen/p
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from bench.containers.compose import RunningScenario
 from bench.loadgen.pgbench import TemplateError
 
 
-def capture(running: RunningScenario, service: str, *request: str) -> dict:
+def capture(running: RunningScenario, service: str, *request: str) -> dict[str, Any]:
     result = running.compose("exec", "-T", service, "python", "-m", "bookstore.capture", *request, check=False)
     try:
         return json.loads(result.stdout)

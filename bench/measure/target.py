@@ -15,6 +15,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 import requests
 
@@ -156,7 +157,7 @@ class Measurement:
     """What the load generator counted, and what the server's processes used meanwhile (bench/containers/sampler.py)."""
 
     command: str
-    usage: dict  # the sampler's Usage as JSON, or why there is none ({"not_sampled": ...})
+    usage: dict[str, Any]  # the sampler's Usage as JSON, or why there is none ({"not_sampled": ...})
     rps: float | None = None  # None: the load generator did not finish, `problem` says why
     seconds: float | None = None
     complete: int | None = None  # wrk runs for a time: its count is the server's, not the one asked for
@@ -167,7 +168,7 @@ class Measurement:
     non2xx: int | None = None
     problem: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         figures = {key: value for key, value in asdict(self).items() if key not in ("command", "usage", "problem")}
         finished = {} if self.rps is None else figures
         return {"command": self.command, **self.usage, **finished, "problem": self.problem}
@@ -190,7 +191,8 @@ class BenchRecord:
     verified: bool = False
     problem: str | None = None
     measurement: Measurement | None = None
-    steadiness: dict = field(default_factory=dict)  # the CPU probe around the measurement (bench/containers/roles.py)
+    # The CPU probe around the measurement (bench/containers/roles.py).
+    steadiness: dict[str, Any] = field(default_factory=dict)
     survived: bool | None = None  # overload: did the target still answer after its first failing load
     repeat: int | None = None
     # A re-run (--rerun-unsteady): the repeat whose unsteady record this one stands in for; that record keeps
@@ -198,7 +200,7 @@ class BenchRecord:
     rerun_of: int | None = None
     superseded: bool = False
     # What a mode adds to its records (the map: its label and settings; the harness: where each role ran).
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
     vs_reference: float | None = None
     reference_rps: float | None = None
 
@@ -214,7 +216,7 @@ class BenchRecord:
     def rps(self) -> float | None:
         return self.measurement.rps if self.measurement else None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         record = {
             **self.target.describe(),
             "n": self.load.n,
@@ -312,7 +314,7 @@ def measure(record: BenchRecord, running: RunningScenario) -> Measurement:
     with sampler:
         command, output = run_loadgen(target, running, client, load.n, load.c, load.delay, load.cpu)
     loadgen_after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    usage = {"not_sampled": sampler.problem} if sampler.problem else asdict(sampler.usage)
+    usage: dict[str, Any] = {"not_sampled": sampler.problem} if sampler.problem else asdict(sampler.usage)
     usage["sampled_on"] = sampler.sampled_on
     if client.place == "host" and "cpu_seconds_others" in usage:
         spent = loadgen_after.ru_utime + loadgen_after.ru_stime - loadgen_before.ru_utime - loadgen_before.ru_stime
@@ -408,7 +410,7 @@ def compare_to_reference(records: list[BenchRecord]) -> None:
     """Each record's throughput as a share of slow_api alone under the same load, client and repeat."""
 
     # slow_api has no CPU knob: with ?cpu=, the reference is still slow_api alone at the same delay.
-    def key(record: BenchRecord) -> tuple:
+    def key(record: BenchRecord) -> tuple[int, int, float, str, int | None]:
         return record.load.n, record.load.c, record.load.delay, record.client.place, record.repeat
 
     reference = {key(r): r.rps for r in records if r.target.scenario == REFERENCE and r.ok}

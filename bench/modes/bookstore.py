@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from bench.containers import cgroup
 from bench.containers import postgres as postgres_seen
@@ -96,7 +97,7 @@ def wrk_command(address: str, network: str, load: BookstoreLoad, scale: int, sec
     return wrk.script_command(f"http://{address}:3000", network, load.clients, seconds, LUA, arguments, WRK_IMAGE)
 
 
-def parse_counts(output: str) -> dict:
+def parse_counts(output: str) -> dict[str, Any]:
     """The BOOKSTORE line bookstore.lua prints: answers by status, and the writes acknowledged."""
     for line in output.splitlines():
         if line.startswith("BOOKSTORE "):
@@ -107,6 +108,7 @@ def parse_counts(output: str) -> dict:
 def database_clients(target: Target, load: BookstoreLoad) -> int:
     """How many queries the database can get from the target at once: its pool, or fewer clients, or fewer
     threads in a sync server."""
+    assert target.db_pool is not None  # every bookstore target says its pool (bookstore.yml's x-targets)
     return min(load.clients, target.db_pool, target.concurrency or load.clients)
 
 
@@ -211,7 +213,7 @@ def measure_app(
     seconds: int,
     token: str,
     idle: PostgresWork,
-) -> dict:
+) -> dict[str, Any]:
     containers = running.container_ids()
     app = containers[target.service]
     command = wrk_command(running.address(target.service), running.network(), load, scale, seconds, token)
@@ -224,9 +226,9 @@ def measure_app(
         with sampler:
             finished = subprocess.run(command, capture_output=True, text=True)
         after = [container_cpu_seconds(container) for container in watched]
-    used = [None if None in pair else pair[1] - pair[0] for pair in zip(before, after, strict=True)]
+    used = [None if start is None or end is None else end - start for start, end in zip(before, after, strict=True)]
     output = finished.stdout + finished.stderr
-    record: dict = {"command": " ".join(command)}
+    record: dict[str, Any] = {"command": " ".join(command)}
     try:
         result, counts = wrk.parse_wrk(output), parse_counts(output)
     except ValueError as error:
@@ -296,7 +298,7 @@ def measure_app(
 SAMPLED = ("app_cpu_ms_per_request", "app_rss_mb_peak", "app_threads_peak", "pg_sessions_peak", "pg_busy_peak")
 
 
-def not_sampled(sampler: Sampler | EngineSampler, record: dict) -> dict:
+def not_sampled(sampler: Sampler | EngineSampler, record: dict[str, Any]) -> dict[str, Any]:
     """The figures that could not be read, emptied, and why (`not_sampled`): none, where the sampler ran."""
     reasons, emptied = [], {}
     if sampler.problem:
@@ -332,7 +334,7 @@ def measure_database(
     protocol: str,
     idle: PostgresWork,
     rate: float | None = None,
-) -> dict:
+) -> dict[str, Any]:
     scripts_in = {f"/scripts/{name}": weight for name, weight in weights(load).items()}
     inside = pgbench.command(scripts_in, clients, seconds, DATABASE, protocol, rate)
     password = running.environment.get("POSTGRES_PASSWORD") or "playground"
@@ -340,7 +342,7 @@ def measure_database(
     sampler = postgres_seen.sampler(running, None)
     with postgres_work(running) as work, sampler:
         finished = subprocess.run(command, capture_output=True, text=True)
-    record: dict = {"pgbench_command": pgbench.shown(command)}
+    record: dict[str, Any] = {"pgbench_command": pgbench.shown(command)}
     try:
         result = pgbench.parse(finished.stdout + finished.stderr)
     except ValueError as error:
@@ -363,7 +365,7 @@ def measure_database(
     }
 
 
-def describe(target: Target, load: BookstoreLoad, scale: int, seconds: int, run_ending: str) -> dict:
+def describe(target: Target, load: BookstoreLoad, scale: int, seconds: int, run_ending: str) -> dict[str, Any]:
     described = target.describe()
     reads_end_with = target.reads_end_with or run_ending  # a rung of the ladder fixes its own
     if reads_end_with != DEFAULT_READS_END and not target.reads_end_with:  # named after what ran, as make bench
@@ -392,7 +394,7 @@ class Prepared:
 
     texts: dict[str, str] = field(default_factory=dict)
     token: str = ""
-    warm_up: dict = field(default_factory=dict)
+    warm_up: dict[str, Any] = field(default_factory=dict)
     problem: str | None = None
     last_load: str | None = None  # the load of its last measurement: the next one at more clients needs no warm-up
     idle: dict[int, PostgresWork] = field(default_factory=dict)  # Postgres's idle work beside it, per repeat
@@ -421,7 +423,7 @@ def pause_all(running: BookstoreScenario, targets: list[Target]) -> None:
         set_paused(running, target.service, True)
 
 
-def warm_up(running: RunningScenario, target: Target, load: BookstoreLoad, scale: int, limit: int) -> dict:
+def warm_up(running: RunningScenario, target: Target, load: BookstoreLoad, scale: int, limit: int) -> dict[str, Any]:
     """wrk in steps of WARM_SECONDS until the server's CPU per request stops falling (within WARM_STEADY of the
     step before), for at most `limit` seconds: PyPy's JIT compiles the hot paths only after thousands of requests,
     CPython is done after two steps. The seconds it took, and the CPU per request of each step."""
@@ -467,13 +469,18 @@ def measure_target(
     ready: Prepared,
     progress: Progress,
     repeat: int,
-) -> dict:
+) -> dict[str, Any]:
     """The target under wrk: verified, warmed, Postgres's idle work measured (once a repeat), then loaded; its writes
     checked."""
     duration = round(seconds * load.duration_factor)
     problem = verify(target, load, scale)
     scripts_run = {name: ready.texts[name] for name in weights(load)}
-    record = {"verified": problem is None, "problem": problem, "seconds": duration, "pgbench_scripts": scripts_run}
+    record: dict[str, Any] = {
+        "verified": problem is None,
+        "problem": problem,
+        "seconds": duration,
+        "pgbench_scripts": scripts_run,
+    }
     if problem is not None:
         return record
     label = f"{SCENARIO} / {target.name}"
@@ -492,7 +499,7 @@ def measure_target(
     record["cpu_probe_s_before"] = host_cpu_probe()
     load_token = f"{MARKER_PREFIX}{ready.token}-{load.name}-{load.clients}"
     record |= measure_app(running, target, load, scale, duration, load_token, idle)
-    acknowledged = record.pop("acknowledged", [])
+    acknowledged: list[str] = record.pop("acknowledged", [])
     record["pg_busy_s_after_wrk"] = settle(running)
     record["cpu_probe_s_after_wrk"] = host_cpu_probe()
     if load.writes_per_thousand:
@@ -515,7 +522,7 @@ def measure_round(
     prepared: dict[str, Prepared],
     progress: Progress,
     repeat: int,
-) -> Iterator[dict]:
+) -> Iterator[dict[str, Any]]:
     """One load at one number of clients: each target in turn, then the database alone (every app paused) for
     each set of scripts, clients and protocol the targets share, once: the reference of the round."""
     records = []
@@ -542,7 +549,7 @@ def measure_round(
             measured |= profile_target(running, target, load, plan)
         records.append(measured)
     pause_all(running, targets)
-    references: dict[tuple, dict] = {}
+    references: dict[tuple[str, int, str], dict[str, Any]] = {}
     for record in records:
         if "rps" not in record:
             yield record
@@ -572,7 +579,7 @@ PROBES = ("cpu_probe_s_before", "cpu_probe_s_after_wrk", "pgbench_cpu_probe_s_be
 
 
 @contextmanager
-def scripts_folder(record: dict) -> Iterator[Path]:
+def scripts_folder(record: dict[str, Any]) -> Iterator[Path]:
     """The record's pgbench scripts in a folder of their own, for pgbench's container to mount."""
     with tempfile.TemporaryDirectory(prefix="bookstore-pgbench-") as directory:
         script_dir = Path(directory)
@@ -583,8 +590,12 @@ def scripts_folder(record: dict) -> Iterator[Path]:
 
 
 def reference(
-    running: BookstoreScenario, load: BookstoreLoad, record: dict, idle: PostgresWork, rate: float | None = None
-) -> dict:
+    running: BookstoreScenario,
+    load: BookstoreLoad,
+    record: dict[str, Any],
+    idle: PostgresWork,
+    rate: float | None = None,
+) -> dict[str, Any]:
     """pgbench running the record's scripts at its database clients, Postgres alone; at full speed, or paced to a
     rate."""
     with scripts_folder(record) as script_dir:
@@ -597,7 +608,9 @@ def reference(
     return measured | {"pgbench_cpu_probe_s_before": before, "cpu_probe_s_after": after}
 
 
-def at_app_rate(running: BookstoreScenario, load: BookstoreLoad, record: dict, idle: PostgresWork) -> dict:
+def at_app_rate(
+    running: BookstoreScenario, load: BookstoreLoad, record: dict[str, Any], idle: PostgresWork
+) -> dict[str, Any]:
     """pgbench paced to the target's own requests per second: what Postgres spends per transaction at the app's
     pace, its backends waiting between statements as they do behind the app, rather than at pgbench's full speed."""
     measured = reference(running, load, record, idle, rate=record["rps"])
@@ -619,7 +632,7 @@ class RunPlan:
 
 def profiled_clients(loads: list[BookstoreLoad]) -> frozenset[tuple[str, int]]:
     """Per load, the number of clients it is profiled at: its own, or the swept one nearest to it."""
-    chosen = {}
+    chosen: dict[str, int] = {}
     for load in loads:
         own = BY_NAME[load.name].clients
         best = chosen.get(load.name)
@@ -628,7 +641,7 @@ def profiled_clients(loads: list[BookstoreLoad]) -> frozenset[tuple[str, int]]:
     return frozenset(chosen.items())
 
 
-def profile_target(running: RunningScenario, target: Target, load: BookstoreLoad, plan: RunPlan) -> dict:
+def profile_target(running: RunningScenario, target: Target, load: BookstoreLoad, plan: RunPlan) -> dict[str, Any]:
     """py-spy on the target's server processes while wrk loads it (bench/measure/profile.py); the samples are kept
     in the set's profiles/ folder, their shares by category in the record."""
     if "pypy" in target.server:
@@ -674,7 +687,7 @@ def run(
     endings: list[str],
     repeats: int,
     progress: Progress,
-) -> Iterator[dict]:
+) -> Iterator[dict[str, Any]]:
     """Every repeat, ending, load and number of clients in turn, each a round of the targets."""
     prepared: dict[str, Prepared] = {}
     created_with = running.environment["READS_END_WITH"]
@@ -695,7 +708,7 @@ def run(
                 yield from measure_round(running, targets, load, plan, ending, prepared, progress, repeat)
 
 
-def database_facts(running: RunningScenario) -> dict:
+def database_facts(running: RunningScenario) -> dict[str, Any]:
     authors = psql(running, "SELECT count(*) FROM authors")
     books = psql(running, "SELECT count(*) FROM books")
     size = psql(running, f"SELECT pg_size_pretty(pg_database_size('{DATABASE}'))")
@@ -770,7 +783,7 @@ def main(argv: list[str] | None = None) -> int:
     endings = args.reads_end_with
     progress = Progress(len(targets) * len(loads) * len(endings) * args.repeats)
 
-    def keep(record: dict) -> None:
+    def keep(record: dict[str, Any]) -> None:
         record["ok"] = record["verified"] and not record["problem"]
         results.add(record)
         progress.done += 1

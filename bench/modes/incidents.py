@@ -79,7 +79,8 @@ class Event:
     name: str
     what: str  # one line for the page
     servers: tuple[str, ...]  # the `server:` values of x-targets that have it
-    cause: Callable[[RunningScenario, Target], dict] | None = None  # None: a setting that acts all through the load
+    # What makes the event happen, and its record; None: a setting that acts all through the load.
+    cause: Callable[[RunningScenario, Target], dict[str, Any]] | None = None
     environment: dict[str, str] = field(default_factory=dict)
     load_seconds: float | None = None  # when the event needs longer than the default load
     delay: float | None = None  # the requests' `?delay=` when the event is about long requests (default: --delay)
@@ -88,15 +89,15 @@ class Event:
 GUNICORN_LIKE = ("gunicorn", "nginx+gunicorn")
 
 
-def reload(running: RunningScenario, target: Target) -> dict:
+def reload(running: RunningScenario, target: Target) -> dict[str, Any]:
     return events.send_signal(running, target.service, "HUP")
 
 
-def deploy(running: RunningScenario, target: Target) -> dict:
+def deploy(running: RunningScenario, target: Target) -> dict[str, Any]:
     return events.deploy(running, running.app_services())
 
 
-def hog(running: RunningScenario, target: Target) -> dict:
+def hog(running: RunningScenario, target: Target) -> dict[str, Any]:
     unit_ms = cpu_ms_per_unit(running, target.service)
     requests = math.ceil(HOG_TIMEOUTS * HOG_TIMEOUT * 1000 / (HOG_UNITS * unit_ms))
     burst = events.hog(target.url, requests, HOG_UNITS, HOG_DELAY)
@@ -265,7 +266,7 @@ def name_in(body: bytes) -> str | None:
     return answer.get("name") if isinstance(answer, dict) else None
 
 
-def describe(target: Target, event: Event, args: argparse.Namespace, environment: dict[str, str]) -> dict:
+def describe(target: Target, event: Event, args: argparse.Namespace, environment: dict[str, str]) -> dict[str, Any]:
     seconds = event.load_seconds or args.seconds
     return {
         **target.describe(),
@@ -287,7 +288,9 @@ PORT_TAKEN = "port is already allocated"
 START_TRIES, START_PAUSE = 6, 10.0
 
 
-def run_one(target_name: str, event: Event, args: argparse.Namespace, repeat: int, packages: dict) -> dict:
+def run_one(
+    target_name: str, event: Event, args: argparse.Namespace, repeat: int, packages: dict[str, list[str]]
+) -> dict[str, Any]:
     """run_once, again after a pause while another run holds the scenario's port."""
     for _ in range(START_TRIES - 1):
         record = run_once(target_name, event, args, repeat, packages)
@@ -307,16 +310,17 @@ def load_with_event(
     url: str,
     expected_body: str,
     **how: Any,
-) -> dict:
+) -> dict[str, Any]:
     """The steady load with the event in it (timeline.run; `how`: its requests and pause), and what the record says
     of both: the timeline in figures, what the event did (the page's command for the row) and its problem."""
+    cause = event.cause
     load = timeline.run(
         url,
         args.clients,
         seconds,
         expected_body,
-        event_at=args.event_at if event.cause else None,
-        event=(lambda: event.cause(running, target)) if event.cause else None,
+        event_at=args.event_at if cause else None,
+        event=(lambda: cause(running, target)) if cause else None,
         **how,
     )
     return {
@@ -327,7 +331,9 @@ def load_with_event(
     }  # fmt: skip
 
 
-def run_once(target_name: str, event: Event, args: argparse.Namespace, repeat: int, packages: dict) -> dict:
+def run_once(
+    target_name: str, event: Event, args: argparse.Namespace, repeat: int, packages: dict[str, list[str]]
+) -> dict[str, Any]:
     """A fresh start of the target's scenario, a check, a warm-up, the load with the event, the check again."""
     scenario, settings = TARGETS[target_name]
     environment = {**settings, **event.environment}
@@ -359,8 +365,13 @@ MIXED = bookstore.BY_NAME["mixed"]
 
 
 def run_bookstore_once(
-    target_name: str, event: Event, args: argparse.Namespace, repeat: int, packages: dict, environment: dict
-) -> dict:
+    target_name: str,
+    event: Event,
+    args: argparse.Namespace,
+    repeat: int,
+    packages: dict[str, list[str]],
+    environment: dict[str, str],
+) -> dict[str, Any]:
     """run_once for a bookstore target: its service and Postgres (the data volume of `--scale` authors), the mixed
     load with its writes, then every acknowledged write looked up, and all of the load's writes removed."""
     environment = {**environment, "BOOKSTORE_SCALE": str(args.scale)}
@@ -393,7 +404,7 @@ def run_bookstore_once(
     return record
 
 
-def spread(records: list[dict], key: str) -> dict:
+def spread(records: list[dict[str, Any]], key: str) -> dict[str, Any]:
     values = [record[key] for record in records if record.get(key) is not None]
     if not values:
         return {}
@@ -441,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"    PROBLEM: {record['problem']}", flush=True)
     if args.repeat > 1:
         # How much the counts move from one repeat to the next, per target and event: in the metadata, beside them.
-        groups: dict[str, list[dict]] = {}
+        groups: dict[str, list[dict[str, Any]]] = {}
         for record in results.document.results:
             groups.setdefault(f"{record['target']} / {record['event']}", []).append(record)
         results.metadata["spread_across_repeats"] = {

@@ -18,6 +18,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from bench.containers.compose import RunningScenario, ScenarioError
 from bench.containers.scenarios import LABS, ROOT, Target, load_targets
@@ -37,7 +38,7 @@ def plan(target: Target, count: int, query: str, start: float = 0.0, every: floa
     return f"{count},{start:g},{every:g},{target.url_inside}?{query}"
 
 
-def burst(running: RunningScenario, *plans: str, timeout: float = 60.0) -> tuple[list[str], list[dict]]:
+def burst(running: RunningScenario, *plans: str, timeout: float = 60.0) -> tuple[list[str], list[dict[str, Any]]]:
     """The command, and one record per request (in the order of the plans), from burst.py on the lab's network;
     a request unanswered after `timeout` seconds ends as a TimeoutError."""
     client = ROOT / "labs" / "burst.py"
@@ -49,7 +50,7 @@ def burst(running: RunningScenario, *plans: str, timeout: float = 60.0) -> tuple
     return command, [json.loads(line) for line in finished.stdout.splitlines()]
 
 
-def summarise(answers: list[dict], delay: float) -> dict:
+def summarise(answers: list[dict[str, Any]], delay: float) -> dict[str, Any]:
     """What every lab reports about a set of requests."""
     good = [a for a in answers if a.get("status") == 200 and a.get("body") == ANSWER]
     failures = Counter(a.get("error") or f"status {a['status']}" for a in answers if a not in good)
@@ -95,11 +96,11 @@ def listen_counters(running: RunningScenario, service: str) -> dict[str, int]:
     return {"ListenOverflows": counters["ListenOverflows"], "ListenDrops": counters["ListenDrops"]}
 
 
-def describe(target: Target) -> dict:
+def describe(target: Target) -> dict[str, Any]:
     return {"lab": target.scenario, **target.describe(), "variant": target.variant, "setting": target.setting}
 
 
-def at_once(running: RunningScenario, n: int = 10, delay: float = 0.5) -> list[dict]:
+def at_once(running: RunningScenario, n: int = 10, delay: float = 0.5) -> list[dict[str, Any]]:
     """late-patch and blocking-call: n requests at once to each target. One at a time takes n x delay (a serial
     ratio of 1, n delays); side by side, one delay (a ratio of 1 / n); in rounds of k at once, n / k delays."""
     records = []
@@ -119,7 +120,7 @@ def at_once(running: RunningScenario, n: int = 10, delay: float = 0.5) -> list[d
     return records
 
 
-def pool_default(running: RunningScenario, n: int = 200, delay: float = 1.0, rounds: int = 2) -> list[dict]:
+def pool_default(running: RunningScenario, n: int = 200, delay: float = 1.0, rounds: int = 2) -> list[dict[str, Any]]:
     """n requests at once to each target, `rounds` times: how long each round takes, how many requests took half a
     delay longer than their own (behind aiohttp's limit: they waited for another request's connection), how many
     connections to slow_api each round opened, and urllib3's warnings."""
@@ -152,7 +153,9 @@ def pool_default(running: RunningScenario, n: int = 200, delay: float = 1.0, rou
     return records
 
 
-def small_backlog(running: RunningScenario, n: int = 1000, delay: float = 1.0, timeout: float = 60.0) -> list[dict]:
+def small_backlog(
+    running: RunningScenario, n: int = 1000, delay: float = 1.0, timeout: float = 60.0
+) -> list[dict[str, Any]]:
     """n connections at once to each target: how many got through at once, how many only after their SYN was sent
     again (a second or more to connect), how many were refused, reset or never answered within `timeout`, and the
     kernel's own count of the connections a full queue turned away."""
@@ -172,7 +175,7 @@ def small_backlog(running: RunningScenario, n: int = 1000, delay: float = 1.0, t
 
 def cpu_starvation(
     running: RunningScenario, units: int = 1000, cheap: int = 9, delay: float = 0.1, every: float = 0.1
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """One ?cpu=`units` request, then `cheap` requests at ?delay=`delay`, one every `every` seconds from `every`
     on, while it runs: their latency, against the `delay` they would take alone."""
     records = []
@@ -198,7 +201,7 @@ def cpu_starvation(
     return records
 
 
-MEASURE: dict[str, Callable[[RunningScenario], list[dict]]] = {
+MEASURE: dict[str, Callable[[RunningScenario], list[dict[str, Any]]]] = {
     "late-patch": at_once,
     "blocking-call": lambda running: at_once(running, n=20, delay=0.5),
     "pool-default": pool_default,
@@ -238,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failed else 0
 
 
-def summary_line(record: dict) -> str:
+def summary_line(record: dict[str, Any]) -> str:
     keys = [key for _, key in COLUMNS[record["lab"]] if key != "cheap_s"]
     return ", ".join(f"{key} {cell(record.get(key))}" for key in keys)
 

@@ -29,6 +29,7 @@ import argparse
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 from bench.containers.compose import RunningScenario, ScenarioError
 from bench.containers.scenarios import SCENARIOS, Target, load_targets
@@ -51,7 +52,7 @@ BASE_CLIENTS_MAX = 1000
 VEGETA_IMAGE = "flask-playground/vegeta"  # bench/loadgen/Dockerfile-vegeta: for hosts without vegeta
 
 
-def describe(target: Target, delay: float, place: str) -> dict:
+def describe(target: Target, delay: float, place: str) -> dict[str, Any]:
     return {
         **target.describe(),
         "delay": delay,
@@ -61,7 +62,7 @@ def describe(target: Target, delay: float, place: str) -> dict:
     }
 
 
-def measure_base(target: Target, running: RunningScenario, client: Client, delay: float) -> dict:
+def measure_base(target: Target, running: RunningScenario, client: Client, delay: float) -> dict[str, Any]:
     """What the target sustains in a closed loop with as many clients as it holds: answers per second."""
     clients = min(target.concurrency or BASE_CLIENTS_MAX, BASE_CLIENTS_MAX)
     warm_up(target, running, client, clients)
@@ -79,7 +80,9 @@ def measure_base(target: Target, running: RunningScenario, client: Client, delay
     }
 
 
-def load_at(target: Target, running: RunningScenario, place: str, rate: int, duration: float, delay: float) -> dict:
+def load_at(
+    target: Target, running: RunningScenario, place: str, rate: int, duration: float, delay: float
+) -> dict[str, Any]:
     """vegeta from the host against the published port, or from its container on the scenario's network."""
     container = running.loadgen_run(VEGETA_IMAGE) if place == "container" else None
     url = f"{target.url_inside if container else target.url}?delay={delay:g}"
@@ -134,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     client = None if args.rates else choose_client("auto", "hey")
     targets = [target for scenario in args.scenarios for target in load_targets(scenario) if target.load == "full"]
 
-    def keep(record: dict) -> None:
+    def keep(record: dict[str, Any]) -> None:
         record["ok"] = record["verified"] and not record["problem"]
         results.add(record)
         if record["ok"]:

@@ -71,7 +71,7 @@ def requests_for(target: Target, delay: float, cpu: int, clients: int, cores: in
     return max(clients, min(MAX_REQUESTS, round(ceiling * SECONDS_PER_CELL)))
 
 
-def numbers(kind: Callable[[str], float]) -> Callable[[str], list]:
+def numbers(kind: Callable[[str], float]) -> Callable[[str], list[float]]:
     return lambda text: [kind(value) for value in text.replace(",", " ").split()]
 
 

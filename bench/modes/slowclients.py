@@ -24,6 +24,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bench.containers.compose import RunningScenario, ScenarioError
 from bench.containers.scenarios import SCENARIOS, Target, load_targets
@@ -220,14 +221,14 @@ async def recover(target: Target, within: float = RECOVERY_SECONDS) -> float | N
     return None
 
 
-def describe(target: Target) -> dict:
+def describe(target: Target) -> dict[str, Any]:
     return {
         **target.describe(),
         "via": target.via,
     }
 
 
-def measure_level(target: Target, kind: str, connections: int, threshold: float) -> dict:
+def measure_level(target: Target, kind: str, connections: int, threshold: float) -> dict[str, Any]:
     """One level as a record: the hold, then whether the target answers normally once the clients left."""
     measured = asyncio.run(hold(target, kind, connections))
     recovered_after = asyncio.run(recover(target))
@@ -272,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     progress = Progress(len(targets) * len(args.kinds) * len(args.levels))
 
-    def keep(record: dict, skipped: int = 0) -> None:
+    def keep(record: dict[str, Any], skipped: int = 0) -> None:
         record["ok"] = record["verified"] and record.get("recovered", True) is not False
         results.add(record)
         progress.done += 1 + skipped

@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import matplotlib.pyplot as plt
 
@@ -32,13 +33,13 @@ OTHERS = {
 MODE_COLORS = {"sync": "tab:orange", "gevent": "tab:blue", "asyncio": "tab:green"}
 
 
-def per_request_ms(seconds: float, record: dict) -> str:
+def per_request_ms(seconds: float, record: dict[str, Any]) -> str:
     # CPU time comes in ticks of 10 ms: over fewer than 100 requests, a share per request means nothing.
     # wrk runs for a time: what it completed, not the requests asked for.
     return f"{1000 * seconds / completed(record):.2f}" if record["n"] >= 100 else "–"
 
 
-def others(record: dict) -> str:
+def others(record: dict[str, Any]) -> str:
     spent = record.get("cpu_seconds_others") or {}
     if record["n"] < 100:
         return "–"
@@ -53,17 +54,17 @@ def median_of(values: list[float]) -> float:
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
-def counted(records: list[dict]) -> list[dict]:
+def counted(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The runs the tables count: a run measured again because the CPU moved (RERUN=k) counts by its re-run, and
     the reference re-measured for that re-run is not a target's run."""
     return [record for record in records if not record.get("superseded") and not record.get("rerun_reference")]
 
 
-def summarise(records: list[dict]) -> list[dict]:
+def summarise(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per target and load: with repeats (REPEAT=k), the run with the median throughput, and the
     spread of all k runs beside it. A load that failed in any run shows that failure. A run measured again
     because the CPU moved (RERUN=k) counts by its re-run only, and the reference re-measured for it is not a row."""
-    groups: dict[tuple, list[dict]] = {}
+    groups: dict[tuple[str, str, int, int, float, str], list[dict[str, Any]]] = {}
     for record in counted(records):
         key = (record["scenario"], record["target"], record["n"], record["c"], record["delay"], record["client"])
         groups.setdefault(key, []).append(record)
@@ -94,19 +95,19 @@ def summarise(records: list[dict]) -> list[dict]:
     return summary
 
 
-def columns(records: list[dict]) -> tuple[str, ...]:
+def columns(records: list[dict[str, Any]]) -> tuple[str, ...]:
     """The table's columns: "CPU steady" only for a set whose runs were probed."""
     return COLUMNS + (STEADY,) if any("steady" in record for record in records) else COLUMNS
 
 
-def requests_cell(record: dict) -> str:
+def requests_cell(record: dict[str, Any]) -> str:
     # wrk runs for a duration, not a number of requests: the table says how long, as its command does.
     if record.get("loadgen") == "wrk":
         return f"{wrk.duration_seconds(record['n'], record['c'], record['delay'])} s"
     return str(record["n"])
 
 
-def throughput_cell(record: dict) -> str:
+def throughput_cell(record: dict[str, Any]) -> str:
     if not record["ok"]:
         return f"**FAILED**: {record['problem']}"
     if record.get("runs", 1) > 1:
@@ -115,7 +116,7 @@ def throughput_cell(record: dict) -> str:
     return shared.rps(record["rps"])
 
 
-def row(record: dict, steady_column: bool = False) -> list[str]:
+def row(record: dict[str, Any], steady_column: bool = False) -> list[str]:
     """One table row; with the set's "CPU steady" column, a target that was never probed (it did not start) shows
     a dash there, so every row has as many cells as the header."""
     measured = "rps" in record
@@ -138,7 +139,7 @@ def row(record: dict, steady_column: bool = False) -> list[str]:
     ] + ([shared.steady_cell(record)] if steady_column else [])  # fmt: skip
 
 
-def throughput_chart(records: list[dict], metadata: dict, path: Path) -> None:
+def throughput_chart(records: list[dict[str, Any]], metadata: dict[str, Any], path: Path) -> None:
     # Each target against its own ceiling: loads differ (2000 x 200, 10 x 5), so percentages compare, rps don't.
     # Wide enough that a bar of 90 % holds its label: throughput, spread, and both shares.
     figure, axes = plt.subplots(figsize=(14, 0.5 * len(records) + 1.6))
@@ -177,7 +178,7 @@ def throughput_chart(records: list[dict], metadata: dict, path: Path) -> None:
     shared.save(figure, metadata, path)
 
 
-def latency_chart(records: list[dict], metadata: dict, path: Path) -> None:
+def latency_chart(records: list[dict[str, Any]], metadata: dict[str, Any], path: Path) -> None:
     measured = [record for record in records if "p99_ms" in record]
     figure, axes = plt.subplots(figsize=(10, 0.5 * len(measured) + 1.6))
     rows = range(len(measured))
@@ -195,7 +196,7 @@ def latency_chart(records: list[dict], metadata: dict, path: Path) -> None:
     shared.save(figure, metadata, path)
 
 
-def sweep_chart(records: list[dict], metadata: dict, path: Path) -> None:
+def sweep_chart(records: list[dict[str, Any]], metadata: dict[str, Any], path: Path) -> None:
     figure, axes = plt.subplots(figsize=(10, 6))
     for target in dict.fromkeys(record["target"] for record in records):
         points = [record for record in records if record["target"] == target]
@@ -228,7 +229,7 @@ OVERLOAD_COLUMNS = (
 )  # fmt: skip
 
 
-def overload_rows(records: list[dict]) -> list[list[str]]:
+def overload_rows(records: list[dict[str, Any]]) -> list[list[str]]:
     rows = []
     for target in dict.fromkeys(record["target"] for record in records):
         levels = [record for record in records if record["target"] == target]
@@ -244,7 +245,7 @@ def overload_rows(records: list[dict]) -> list[list[str]]:
     return rows
 
 
-def image_lines(metadata: dict) -> list[str]:
+def image_lines(metadata: dict[str, Any]) -> list[str]:
     images = metadata.get("images")
     if not images:
         return []
@@ -270,16 +271,16 @@ TOOL_WORDS = {
 }
 
 
-def tools_of(records: list[dict]) -> list[str]:
+def tools_of(records: list[dict[str, Any]]) -> list[str]:
     # Result sets from before LOADGEN= have no "loadgen": they are ab's.
     return list(dict.fromkeys(record.get("loadgen", "ab") for record in records))
 
 
-def ceiling_notes(records: list[dict]) -> str:
+def ceiling_notes(records: list[dict[str, Any]]) -> str:
     return " ".join(LOADGENS[name].ceiling_note for name in tools_of(records))
 
 
-def title(metadata: dict, records: list[dict]) -> str:
+def title(metadata: dict[str, Any], records: list[dict[str, Any]]) -> str:
     """The set's heading: what was loaded, with which tool, and how many times."""
     tools = " and ".join(TOOL_WORDS.get(name, name) for name in tools_of(records))
     repeat = metadata.get("repeat") or 1
@@ -287,13 +288,13 @@ def title(metadata: dict, records: list[dict]) -> str:
     return f"Benchmark results: {tools}{runs}"
 
 
-def charts_for(mode: str) -> dict[str, Callable[[list[dict], dict, Path], None]]:
+def charts_for(mode: str) -> dict[str, Callable[[list[dict[str, Any]], dict[str, Any], Path], None]]:
     if mode == "bench":
         return {"throughput.png": throughput_chart, "latency.png": latency_chart}
     return {"sweep.png": sweep_chart}
 
 
-def verdict(mode: str, records: list[dict]) -> str:
+def verdict(mode: str, records: list[dict[str, Any]]) -> str:
     if mode == "overload":  # failures are what overload looks for; the summary says where each server's came
         return "Each target given more and more clients, one request each, until a request failed."
     not_ok = [record["target"] for record in records if not record["ok"]]
@@ -308,7 +309,7 @@ def verdict(mode: str, records: list[dict]) -> str:
     return said
 
 
-def roles_line(metadata: dict, records: list[dict]) -> str:
+def roles_line(metadata: dict[str, Any], records: list[dict[str, Any]]) -> str:
     """Where the server, the load generator and the database ran: engines, cores, one machine or several; and where
     the servers' processes were read, when not on the harness's machine."""
     roles = metadata.get("roles")
@@ -333,7 +334,7 @@ def roles_line(metadata: dict, records: list[dict]) -> str:
 
 # What each numeric column sorts by in index.html: the number behind the cell, never its text ("4 x 50 threads",
 # "api 0.20, ab 0.10"). A column not named here sorts as text.
-SORT_KEYS: dict[str, Callable[[dict], float | None]] = {
+SORT_KEYS: dict[str, Callable[[dict[str, Any]], float | None]] = {
     "at once": shared.holds_at_once,
     "n / c / delay": lambda record: record["c"],
     "requests/s": lambda record: record.get("rps_median", record.get("rps")),
@@ -353,12 +354,12 @@ SORT_KEYS: dict[str, Callable[[dict], float | None]] = {
 }
 
 
-def completed(record: dict) -> int:
+def completed(record: dict[str, Any]) -> int:
     # wrk runs for a time: per request means per request it completed, as in results.md.
     return record.get("complete") or record["n"]
 
 
-def others_seconds(record: dict) -> float:
+def others_seconds(record: dict[str, Any]) -> float:
     return sum(seconds for name, seconds in (record.get("cpu_seconds_others") or {}).items() if name in OTHERS)
 
 

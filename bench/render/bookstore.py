@@ -7,9 +7,11 @@ import html
 import statistics
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
 
 from bench.loadgen.pgbench import PROTOCOL
 from bench.render import html_page, shared
@@ -71,7 +73,7 @@ METHOD_ROUNDS = (
 )
 
 
-def method(records: list[dict]) -> str:
+def method(records: list[dict[str, Any]]) -> str:
     text = METHOD_ROUNDS if any("repeat" in record for record in records) else METHOD
     return text + (" " + NET_OF_IDLE if any("pg_idle_cpu_ms_per_s" in record for record in records) else "")
 
@@ -84,7 +86,7 @@ def _rps(value: float | None) -> str:
     return "–" if value is None else shared.rps(value)
 
 
-def _errors(record: dict) -> str:
+def _errors(record: dict[str, Any]) -> str:
     if "rps" not in record:
         return "–"
     errors = record["failed"] + record["non2xx"]
@@ -99,11 +101,11 @@ MEDIANS = (
 )  # fmt: skip
 
 
-def summarise(records: list[dict]) -> list[dict]:
+def summarise(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per load, number of clients and target: a single run as it is; with repeats the run of median
     throughput, its figures replaced by the medians of all runs, with the range of throughput and share and how
     many runs kept the CPU steady. A load that failed in any run shows that failure."""
-    groups: dict[tuple, list[dict]] = {}
+    groups: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
     for record in ordered(records):
         groups.setdefault((record["load"], record["clients"], record["target"]), []).append(record)
     clients_of: dict[str, set[int]] = {}
@@ -130,11 +132,11 @@ def summarise(records: list[dict]) -> list[dict]:
     return rows
 
 
-def columns(rows: list[dict]) -> tuple[str, ...]:
+def columns(rows: list[dict[str, Any]]) -> tuple[str, ...]:
     return COLUMNS + (STEADY,) if any("probed_runs" in row for row in rows) else COLUMNS
 
 
-def _row(record: dict, steady_column: bool = False) -> list[str]:
+def _row(record: dict[str, Any], steady_column: bool = False) -> list[str]:
     head = [record["load"], record["target"], record["server"], record["mode"],
             f"{record['clients']} → {record['db_clients']}"]  # fmt: skip
     tail = [shared.steady_cell(record)] if steady_column else []
@@ -157,7 +159,7 @@ def _row(record: dict, steady_column: bool = False) -> list[str]:
     ] + tail  # fmt: skip
 
 
-def _detail_row(record: dict) -> list[str]:
+def _detail_row(record: dict[str, Any]) -> list[str]:
     head = [record["load"], record["target"]]
     if "rps" not in record:
         return head + ["–"] * (len(DETAIL_COLUMNS) - len(head))
@@ -179,13 +181,13 @@ def _detail_row(record: dict) -> list[str]:
     ]  # fmt: skip
 
 
-def ordered(records: list[dict]) -> list[dict]:
+def ordered(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """By load (in the run's order), then clients, then target: each load's targets next to each other."""
     loads = list(dict.fromkeys(record["load"] for record in records))
     return sorted(records, key=lambda record: (loads.index(record["load"]), record["clients"]))
 
 
-def verdict(rows: list[dict]) -> str:
+def verdict(rows: list[dict[str, Any]]) -> str:
     failed = [f"{row['target']} / {row['panel']}" for row in rows if not row["ok"]]
     if failed:
         return f"**Not OK: {', '.join(failed)}**"
@@ -199,18 +201,18 @@ def verdict(rows: list[dict]) -> str:
 
 
 def _colors(targets: list[str]) -> dict[str, str]:
-    palette = plt.get_cmap("tab10").colors
+    palette = matplotlib.color_sequences["tab10"]
     return {target: matplotlib.colors.to_hex(palette[i % len(palette)]) for i, target in enumerate(targets)}
 
 
-def _panels(records: list[dict], width: float) -> tuple[plt.Figure, list, list[str], list[str]]:
+def _panels(records: list[dict[str, Any]], width: float) -> tuple[plt.Figure, list[Axes], list[str], list[str]]:
     loads = list(dict.fromkeys(record["panel"] for record in records))
     targets = list(dict.fromkeys(record["target"] for record in records))
     figure, axes = plt.subplots(len(loads), 1, figsize=(width, 0.42 * len(targets) * len(loads) + 1.2 * len(loads)))
     return figure, list(axes) if len(loads) > 1 else [axes], loads, targets
 
 
-def _share_chart(records: list[dict], metadata: dict, path: Path) -> None:
+def _share_chart(records: list[dict[str, Any]], metadata: dict[str, Any], path: Path) -> None:
     """Per load, each target's requests per second as a share of the database alone (1 = pgbench's rate)."""
     figure, panels, loads, targets = _panels(records, 11)
     colors = _colors(targets)
@@ -237,7 +239,7 @@ def _share_chart(records: list[dict], metadata: dict, path: Path) -> None:
     shared.save(figure, metadata, path)
 
 
-def _cpu_chart(records: list[dict], metadata: dict, path: Path) -> None:
+def _cpu_chart(records: list[dict[str, Any]], metadata: dict[str, Any], path: Path) -> None:
     """Where each request's time goes: the app's CPU and Postgres's, per request; a tick for Postgres alone."""
     figure, panels, loads, targets = _panels(records, 11)
     for axes, load in zip(panels, loads, strict=True):
@@ -263,11 +265,11 @@ def _cpu_chart(records: list[dict], metadata: dict, path: Path) -> None:
 
 def _finish(
     figure: plt.Figure,
-    panels: list,
+    panels: list[Axes],
     targets: list[str],
     headings: list[str],
     words: tuple[str, str],
-    metadata: dict,
+    metadata: dict[str, Any],
     path: Path,
     widen: float = 1.35,
 ) -> None:
@@ -283,7 +285,7 @@ def _finish(
     shared.save(figure, metadata, path)
 
 
-def _database_line(metadata: dict) -> str:
+def _database_line(metadata: dict[str, Any]) -> str:
     facts = metadata.get("database") or {}
     if not facts:
         return ""
@@ -295,7 +297,7 @@ def _database_line(metadata: dict) -> str:
     )
 
 
-def _rounds(metadata: dict) -> str:
+def _rounds(metadata: dict[str, Any]) -> str:
     repeat = metadata.get("repeat") or 1
     if repeat == 1:
         return ""
@@ -305,7 +307,7 @@ def _rounds(metadata: dict) -> str:
     )
 
 
-def reads_line(metadata: dict) -> str:
+def reads_line(metadata: dict[str, Any]) -> str:
     """How the app's reads ended, and so how pgbench sent the same SQL (sets made before the setting: rollback)."""
     endings = metadata.get("reads_end_with") or []
     said = [f"with a {ending.upper()} (pgbench --protocol {PROTOCOL[ending]})" for ending in endings]
@@ -317,11 +319,11 @@ def reads_line(metadata: dict) -> str:
     )
 
 
-def _requests(record: dict) -> int:
+def _requests(record: dict[str, Any]) -> int:
     return max(1, sum((record.get("statuses") or {}).values()))
 
 
-SORT_KEYS: dict[str, Callable[[dict], float | None]] = {
+SORT_KEYS: dict[str, Callable[[dict[str, Any]], float | None]] = {
     "clients → database": lambda record: record["clients"],
     "requests/s": lambda record: record.get("rps"),
     "database alone, tps": lambda record: record.get("pgbench_tps"),
@@ -343,7 +345,7 @@ SORT_KEYS: dict[str, Callable[[dict], float | None]] = {
 }
 
 
-def _commands(records: list[dict]) -> str:
+def _commands(records: list[dict[str, Any]]) -> str:
     items = ""
     for record in records:
         label = html.escape(f"{record['target']} / {record['load']}")
@@ -356,7 +358,7 @@ def _commands(records: list[dict]) -> str:
     return f"<ol>{items}</ol>"
 
 
-def _sweep_chart(rows: list[dict], metadata: dict, path: Path) -> None:
+def _sweep_chart(rows: list[dict[str, Any]], metadata: dict[str, Any], path: Path) -> None:
     """Per load swept over clients: each target's throughput (median, and the range of the repeats) and P99, with
     the database alone's rate at the clients it saw."""
     swept = [load for load in dict.fromkeys(row["load"] for row in rows)
@@ -391,25 +393,25 @@ def _sweep_chart(rows: list[dict], metadata: dict, path: Path) -> None:
     shared.save(figure, metadata, path)
 
 
-def charts(rows: list[dict], records: list[dict]) -> tuple[str, ...]:
+def charts(rows: list[dict[str, Any]], records: list[dict[str, Any]]) -> tuple[str, ...]:
     swept = any(row["panel"] != row["load"] for row in rows)
     profiled = any("profile" in record for record in records)
     return CHARTS + ((SWEEP_CHART,) if swept else ()) + ((PROFILE_CHART,) if profiled else ())
 
 
-def _profiled(records: list[dict]) -> list[dict]:
+def _profiled(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [record for record in records if record.get("profile") and record.get("app_cpu_ms_per_request")]
 
 
 PROFILE_HEADING = "Where the app's CPU per request goes (py-spy, in each load's first round)"
 
 
-def profile_categories(records: list[dict]) -> list[str]:
+def profile_categories(records: list[dict[str, Any]]) -> list[str]:
     """The profile's categories in the order the records hold them (the measurement's own order)."""
     return list(dict.fromkeys(name for record in records for name in record["profile"]))
 
 
-def _profile_table(records: list[dict]) -> tuple[list[str], list[list[str]]]:
+def _profile_table(records: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     """Per target and load, the app's CPU per request split by where py-spy found it: ms (share)."""
     profiled = _profiled(records)
     shown = profile_categories(profiled)
@@ -424,11 +426,11 @@ def _profile_table(records: list[dict]) -> tuple[list[str], list[list[str]]]:
     return ["load", "target", "clients", "app CPU ms / request", *shown, "samples"], rows
 
 
-def _profile_chart(records: list[dict], metadata: dict, path: Path) -> None:
+def _profile_chart(records: list[dict[str, Any]], metadata: dict[str, Any], path: Path) -> None:
     """Per load, each target's CPU per request as stacked bars: where py-spy found the server's processes."""
     profiled = [record | {"panel": record["load"]} for record in _profiled(records)]
     figure, panels, loads, targets = _panels(profiled, 11)
-    palette = plt.get_cmap("tab10").colors
+    palette = matplotlib.color_sequences["tab10"]
     categories = profile_categories(profiled)
     colors = {name: palette[i % len(palette)] for i, name in enumerate(categories)}
     for axes, load in zip(panels, loads, strict=True):
@@ -469,13 +471,13 @@ LADDER_FIGURES = (
 )  # fmt: skip
 
 
-def _ladder_table(rows: list[dict]) -> list[list[str]]:
+def _ladder_table(rows: list[dict[str, Any]]) -> list[list[str]]:
     """The rungs in order, per load and clients: each row's median throughput over the rung above's."""
     table = []
     for panel in dict.fromkeys(row["panel"] for row in rows):
         rungs = sorted((row for row in rows if row["panel"] == panel and row.get("rung") is not None),
                        key=lambda row: row["rung"])  # fmt: skip
-        above = None
+        above: dict[str, Any] | None = None
         for row in rungs:
             gain = row["rps"] / above["rps"] if above and row.get("rps") and above.get("rps") else None
             statements = sum((row.get("pg_statements_per_request") or {}).values()) or None
@@ -486,7 +488,7 @@ def _ladder_table(rows: list[dict]) -> list[list[str]]:
     return table
 
 
-def _warm_line(records: list[dict]) -> str:
+def _warm_line(records: list[dict[str, Any]]) -> str:
     """How long each target's first warm-up took until its CPU per request stopped falling."""
     warmed = [f"{r['target']} {r['warm_up_s']} s" for r in records if r.get("warm_up_s") is not None]
     return f" Warm-up until the CPU per request stopped falling: {', '.join(warmed)}." if warmed else ""

@@ -8,14 +8,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 FILE = "results.json"
 
 
 @dataclass
 class Document:
-    metadata: dict
-    results: list[dict] = field(default_factory=list)
+    metadata: dict[str, Any]
+    results: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def mode(self) -> str:

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 from string import Template
+from typing import Any
 
 from bench.render import shared
 
@@ -20,7 +21,9 @@ def inline(markdown: str) -> str:
     return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(markdown))
 
 
-def record_cell(column: str, text: str, record: dict, sort_keys: dict[str, Callable[[dict], float | None]]) -> str:
+def record_cell(
+    column: str, text: str, record: dict[str, Any], sort_keys: dict[str, Callable[[dict[str, Any]], float | None]]
+) -> str:
     # "–" (not measured) and FAILED cells carry no sort value: the script puts them last either way.
     if text == "–":
         return f"<td>{inline(text)}</td>"
@@ -56,16 +59,16 @@ def summary_cell(text: str, numeric: bool) -> str:
 def table(
     columns: tuple[str, ...],
     rows: list[list[str]],
-    records: list[dict] | None = None,
-    sort_keys: dict[str, Callable[[dict], float | None]] | None = None,
+    records: list[dict[str, Any]] | None = None,
+    sort_keys: dict[str, Callable[[dict[str, Any]], float | None]] | None = None,
 ) -> str:
     """Every table sorts (a button per header). The records' table sorts by the numbers behind its cells; a summary
     table without records by the number each cell starts with, in a column where most cells start with one."""
     if records is None:
         numeric = []
         for index in range(len(columns)):
-            cells = [row[index] for row in rows if row[index].strip() not in ("", "–")]
-            numeric.append(bool(cells) and 2 * sum(leading_number(text) is not None for text in cells) > len(cells))
+            filled = [row[index] for row in rows if row[index].strip() not in ("", "–")]
+            numeric.append(bool(filled) and 2 * sum(leading_number(text) is not None for text in filled) > len(filled))
         header = "".join(
             f'<th{NUMBER if numbers else ""}><button type="button">{html.escape(column)}</button></th>'
             for column, numbers in zip(columns, numeric, strict=True)
@@ -132,7 +135,7 @@ def chart(path: Path) -> str:
     return f'<figure><img alt="{html.escape(path.name)}" src="data:image/png;base64,{data}"></figure>'
 
 
-def facts(metadata: dict, mode: str) -> str:
+def facts(metadata: dict[str, Any], mode: str) -> str:
     listed = {
         "date": metadata.get("date"),
         "git commit": metadata.get("git_commit"),
@@ -147,7 +150,7 @@ def facts(metadata: dict, mode: str) -> str:
     return f"<dl>{items}</dl>"
 
 
-def command_label(record: dict) -> str:
+def command_label(record: dict[str, Any]) -> str:
     if "c" in record:
         return shared.label(record)
     # A latency record: a target at an offered rate, not a number of clients.
@@ -155,7 +158,7 @@ def command_label(record: dict) -> str:
     return f"{record['scenario']} / {record['target']}{rate}"
 
 
-def commands(records: list[dict]) -> str:
+def commands(records: list[dict[str, Any]]) -> str:
     items, based = "", set()
     for record in records:
         label = html.escape(command_label(record))
@@ -171,7 +174,7 @@ def commands(records: list[dict]) -> str:
     return f"<h2>Commands, one per row</h2><ol>{items}</ol>"
 
 
-def packages(metadata: dict) -> str:
+def packages(metadata: dict[str, Any]) -> str:
     items = "".join(
         f"<li><code>{html.escape(image)}</code>: {html.escape(' '.join(names))}</li>"
         for image, names in (metadata.get("packages") or {}).items()
@@ -260,7 +263,7 @@ SORTING = (
 
 def write(
     out: Path,
-    metadata: dict,
+    metadata: dict[str, Any],
     mode: str,
     *,
     heading: str,
@@ -290,7 +293,7 @@ def write(
     (out / "index.html").write_text(page)
 
 
-def from_markdown(out: Path, metadata: dict, mode: str) -> None:
+def from_markdown(out: Path, metadata: dict[str, Any], mode: str) -> None:
     """index.html for a set whose results.md is the page (the map, the labs): its heading, command and facts above,
     its tables, lists and charts below."""
     lines = (out / "results.md").read_text().splitlines()

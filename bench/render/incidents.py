@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import matplotlib.pyplot as plt
 
@@ -19,13 +20,13 @@ COLUMNS = (
 )  # fmt: skip
 
 
-def recovery(record: dict) -> str:
+def recovery(record: dict[str, Any]) -> str:
     if "event_at_s" not in record:
         return "–"  # a setting that acts all through the load: no single moment to recover from
     return "never" if record["recovery_s"] is None else f"{record['recovery_s']:.1f}"
 
 
-def row(record: dict) -> list[str]:
+def row(record: dict[str, Any]) -> list[str]:
     head = [record["target"], record["server"], shared.at_once(record), record["event"], str(record.get("repeat", 1))]
     if "sent" not in record:
         return head + [f"**FAILED**: {record['problem']}"] + ["–"] * (len(COLUMNS) - len(head) - 1)
@@ -43,7 +44,7 @@ def row(record: dict) -> list[str]:
 WRITE_COLUMNS = ("target", "event", "repeat", "writes acknowledged", "found", "lost", "stored, 201 never read")
 
 
-def write_row(record: dict) -> list[str]:
+def write_row(record: dict[str, Any]) -> list[str]:
     lost = f"**{record['writes_lost']}**" if record["writes_lost"] else "0"
     return [record["target"], record["event"], str(record.get("repeat", 1)), str(record["writes_acknowledged"]),
             str(record["writes_found"]), lost, str(record["writes_unacknowledged"])]  # fmt: skip
@@ -62,9 +63,9 @@ def chart_name(event: str) -> str:
     return f"incidents-{event}.png"
 
 
-def timeline_chart(event: str, records: list[dict], metadata: dict, path: Path) -> None:
+def timeline_chart(event: str, records: list[dict[str, Any]], metadata: dict[str, Any], path: Path) -> None:
     """One panel per target (its first repeat): 2xx per 100 ms as a line, errors stacked below by kind."""
-    shown = {}
+    shown: dict[str, dict[str, Any]] = {}
     for record in records:
         shown.setdefault(record["target"], record)
     figure, panels = plt.subplots(len(shown), 1, figsize=(11, 2.3 * len(shown) + 0.8), squeeze=False, sharex=True)
@@ -105,12 +106,12 @@ NOTE = (
 )
 
 
-def verdict(records: list[dict]) -> str:
+def verdict(records: list[dict[str, Any]]) -> str:
     not_ok = sorted({f"{r['target']} / {r['event']}" for r in records if not r["ok"]})
     return f"**Not OK: {', '.join(not_ok)}**" if not_ok else "Every target verified, loaded and its event caused."
 
 
-SORT_KEYS: dict[str, Callable[[dict], float | None]] = {
+SORT_KEYS: dict[str, Callable[[dict[str, Any]], float | None]] = {
     "at once": shared.holds_at_once,
     "sent": lambda record: record.get("sent"),
     "2xx": lambda record: record.get("answered"),

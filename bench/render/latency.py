@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 import matplotlib.pyplot as plt
@@ -23,7 +24,7 @@ def ms(value: float | None) -> str:
     return "failed" if value is None else f"{value:.0f}"
 
 
-def row(record: dict) -> list[str]:
+def row(record: dict[str, Any]) -> list[str]:
     base = shared.rps(record["base_rps"]) if record.get("base_rps") else "–"
     fraction = f" ({record['fraction']:.0%})" if record.get("fraction") else ""
     offered = f"{record['offered_rps']:g}{fraction}" if "offered_rps" in record else "–"
@@ -43,7 +44,7 @@ def row(record: dict) -> list[str]:
 MODE_TITLES = {"sync": "threads", "gevent": "gevent", "asyncio": "asyncio"}
 
 
-def hockey_stick_chart(records: list[dict], metadata: dict, path: Path) -> None:
+def hockey_stick_chart(records: list[dict[str, Any]], metadata: dict[str, Any], path: Path) -> None:
     loaded = [record for record in records if "requests" in record and record["ok"]]
     modes = list(dict.fromkeys(record["mode"] for record in loaded)) or ["sync"]
     figure, panels = plt.subplots(len(modes), 1, figsize=(11, 4.2 * len(modes) + 0.6), sharey=True, squeeze=False)
@@ -91,13 +92,13 @@ NOTE = (
 )
 
 
-def verdict(records: list[dict]) -> str:
+def verdict(records: list[dict[str, Any]]) -> str:
     not_ok = sorted({record["target"] for record in records if not record["ok"]})
     return f"**Not OK: {', '.join(not_ok)}**" if not_ok else "Every target verified and loaded at every rate."
 
 
 # What each numeric column sorts by in index.html: the number behind the cell.
-SORT_KEYS: dict[str, Callable[[dict], float | None]] = {
+SORT_KEYS: dict[str, Callable[[dict[str, Any]], float | None]] = {
     "at once": shared.holds_at_once,
     "base requests/s": lambda record: record.get("base_rps"),
     "offered requests/s": lambda record: record.get("offered_rps"),

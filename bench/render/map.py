@@ -5,7 +5,9 @@ threads cell by cell, every cell, and the two charts; results.md is the page (in
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 import matplotlib.pyplot as plt
@@ -16,17 +18,26 @@ from bench.render.document import Document
 # A lead below 5 % is no lead: repeated runs of one target differ by about that much (make bench REPEAT=3).
 TIE = 1.05
 
+Cell = tuple[float, int, int]  # I/O delay (s), CPU units, clients
+Summary = dict[Cell, dict[str, Any]]  # per cell: its ranking, winner and lead (winners below)
 
-def cell_of(record: dict) -> tuple[float, int, int]:
+
+def cell_of(record: dict[str, Any]) -> Cell:
     return record["delay"], record["cpu_units"], record["c"]
 
 
-def winners(records: list[dict]) -> dict[tuple[float, int, int], dict]:
+def grid(cells: Iterable[Cell]) -> tuple[list[float], list[int], list[int]]:
+    """The grid's axes: its delays, CPU units and clients, each sorted."""
+    listed = list(cells)
+    return sorted({c[0] for c in listed}), sorted({c[1] for c in listed}), sorted({c[2] for c in listed})
+
+
+def winners(records: list[dict[str, Any]]) -> Summary:
     """Per cell: the ranking (label, rps) best first, the winner and its lead over the runner-up."""
-    cells: dict[tuple[float, int, int], list[dict]] = {}
+    cells: dict[Cell, list[dict[str, Any]]] = {}
     for record in records:
         cells.setdefault(cell_of(record), []).append(record)
-    summary = {}
+    summary: Summary = {}
     for cell, entries in sorted(cells.items()):
         ranking = sorted(((r["label"], r["rps"] if r["ok"] else 0.0) for r in entries), key=lambda pair: -pair[1])
         best, second = ranking[0][1], ranking[1][1] if len(ranking) > 1 else 0.0
@@ -38,19 +49,19 @@ def winners(records: list[dict]) -> dict[tuple[float, int, int], dict]:
     return summary
 
 
-def cell_name(cell: tuple[float, int, int]) -> str:
+def cell_name(cell: Cell) -> str:
     delay, cpu, clients = cell
     return f"{delay * 1000:g} ms I/O, {cpu} CPU units, {clients} clients"
 
 
-def rigged(summary: dict) -> tuple[tuple, tuple]:
+def rigged(summary: Summary) -> tuple[Cell, Cell]:
     """The two loads of "the benchmark game is rigged": the most I/O and clients with no CPU work (for async)
     and the least I/O and clients with the most CPU work (for processes)."""
-    delays, cpus, clients = (sorted({cell[i] for cell in summary}) for i in range(3))
+    delays, cpus, clients = grid(summary)
     return (delays[-1], cpus[0], clients[-1]), (delays[0], cpus[-1], clients[0])
 
 
-def rigged_table(summary: dict) -> list[str]:
+def rigged_table(summary: Summary) -> list[str]:
     for_async, for_sync = rigged(summary)
     left, right = summary[for_async]["ranking"], summary[for_sync]["ranking"]
     lines = [
@@ -62,11 +73,11 @@ def rigged_table(summary: dict) -> list[str]:
     return lines
 
 
-def versus_threads(records: list[dict]) -> list[str]:
+def versus_threads(records: list[dict[str, Any]]) -> list[str]:
     """Each gevent target's throughput as a multiple of the tutorial's threaded gunicorn in the same cell: where
     it drops below 1, gevent stops paying off."""
     rps = {(r["label"], *cell_of(r)): r["rps"] for r in records if r["ok"]}
-    delays, cpus, clients = (sorted({cell_of(r)[i] for r in records}) for i in range(3))
+    delays, cpus, clients = grid(cell_of(r) for r in records)
     gevent = list(dict.fromkeys(r["label"] for r in records if r["mode"] == "gevent"))
     if "gunicorn-sync" not in {r["label"] for r in records} or not gevent:
         return []
@@ -86,13 +97,13 @@ def versus_threads(records: list[dict]) -> list[str]:
 
 
 def colors_for(labels: list[str]) -> dict[str, str]:
-    palette = plt.get_cmap("tab10").colors
+    palette = matplotlib.color_sequences["tab10"]
     return {label: matplotlib.colors.to_hex(palette[i % len(palette)]) for i, label in enumerate(labels)}
 
 
-def winners_chart(summary: dict, labels: list[str], metadata: dict, path: Path) -> None:
+def winners_chart(summary: Summary, labels: list[str], metadata: dict[str, Any], path: Path) -> None:
     """One square per cell, coloured by its winner, with the winner's lead over the runner-up."""
-    delays, cpus, clients = (sorted({cell[i] for cell in summary}) for i in range(3))
+    delays, cpus, clients = grid(summary)
     rows = [(delay, c) for delay in delays for c in clients]
     colors = colors_for(labels)
     figure, axes = plt.subplots(figsize=(2.2 * len(cpus) + 3.5, 0.9 * len(rows) + 1.8))
@@ -115,7 +126,7 @@ def winners_chart(summary: dict, labels: list[str], metadata: dict, path: Path) 
     shared.save(figure, metadata, path)
 
 
-def throughput_chart(records: list[dict], labels: list[str], metadata: dict, path: Path) -> None:
+def throughput_chart(records: list[dict[str, Any]], labels: list[str], metadata: dict[str, Any], path: Path) -> None:
     """Small multiples: requests per second against CPU units, one panel per (delay, clients)."""
     delays, clients = sorted({r["delay"] for r in records}), sorted({r["c"] for r in records})
     colors = colors_for(labels)

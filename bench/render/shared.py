@@ -5,6 +5,7 @@ same way (a target's label, how many requests it holds at once, a throughput).""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -12,7 +13,7 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
 
-def head(title: str, metadata: dict, after: str = "") -> list[str]:
+def head(title: str, metadata: dict[str, Any], after: str = "") -> list[str]:
     """The first lines of every results.md: its title, the command that made the set, and the machine it ran on
     (`after` ends that line: how long the run took, where to read more)."""
     return [
@@ -25,13 +26,13 @@ def head(title: str, metadata: dict, after: str = "") -> list[str]:
     ]
 
 
-def cores(metadata: dict) -> str:
+def cores(metadata: dict[str, Any]) -> str:
     """'2 cores', and the CPU's model where the set recorded it (sets made before it was recorded did not)."""
     model = metadata.get("cpu_model")
     return f"{metadata['cpu_count']} cores" + (f" ({model})" if model else "")
 
 
-def read_through_the_engine(records: list[dict]) -> str:
+def read_through_the_engine(records: list[dict[str, Any]]) -> str:
     """A sentence for the page where some servers' processes were read through their engine, not on the harness's
     machine (Docker Desktop, another machine): which, and through what. Empty where all were read here."""
     through: dict[str, set[str]] = {}
@@ -49,11 +50,11 @@ def read_through_the_engine(records: list[dict]) -> str:
     return f" Read through the engine, not on this machine: the processes of {'; '.join(said)}."
 
 
-def took(metadata: dict) -> str:
+def took(metadata: dict[str, Any]) -> str:
     return f" Took {metadata['minutes']} min." if metadata.get("minutes") else ""
 
 
-def packages(metadata: dict) -> list[str]:
+def packages(metadata: dict[str, Any]) -> list[str]:
     """The last lines of every results.md: the packages each image held."""
     listed = "\n".join(f"- `{image}`: {' '.join(names)}" for image, names in metadata["packages"].items())
     return ["Packages in the images:", "", listed, ""]
@@ -66,12 +67,12 @@ def markdown_table(header: list[str] | tuple[str, ...], rows: list[list[str]]) -
     return "\n".join(lines)
 
 
-def footer(figure: plt.Figure, metadata: dict) -> None:
+def footer(figure: plt.Figure, metadata: dict[str, Any]) -> None:
     """Every chart says when, on how many cores and by which command it was measured: it travels without its page."""
     figure.text(0.01, 0.005, f"{metadata['date']}, {cores(metadata)}: {metadata['command']}", fontsize=7)
 
 
-def save(figure: plt.Figure, metadata: dict, path: Path) -> None:
+def save(figure: plt.Figure, metadata: dict[str, Any], path: Path) -> None:
     footer(figure, metadata)
     figure.tight_layout(rect=(0, 0.03, 1, 1))  # room for the footer
     figure.savefig(path, dpi=110)
@@ -82,25 +83,25 @@ def rps(value: float) -> str:
     return f"{value:.2f}" if value < 10 else f"{value:.1f}"
 
 
-def label(record: dict) -> str:
+def label(record: dict[str, Any]) -> str:
     name = f"{record['scenario']} / {record['target']}" if record["scenario"] != record["target"] else record["target"]
     return f"{name}, {record['c']} clients"
 
 
-def per_worker(record: dict) -> int | None:
+def per_worker(record: dict[str, Any]) -> int | None:
     """Requests one worker holds at once: its threads, or its greenlets; None for unbounded (asyncio, a thread
     per request)."""
     return record["threads_per_worker"] if record["mode"] == "sync" else record["gevent_cores"]
 
 
-def at_once(record: dict) -> str:
+def at_once(record: dict[str, Any]) -> str:
     """How many requests a target holds at once, as its settings say: "4 x 50 threads", "1 x unbounded tasks"."""
     each = per_worker(record)
     unit = {"sync": "threads", "gevent": "greenlets"}.get(record["mode"], "tasks")
     return f"{record['workers']} x {each if each is not None else 'unbounded'} {unit}"
 
 
-def holds_at_once(record: dict) -> float:
+def holds_at_once(record: dict[str, Any]) -> float:
     """The number behind at_once, to sort by: unbounded sorts last."""
     each = per_worker(record)
     return record["workers"] * each if each is not None else float("inf")
@@ -109,7 +110,7 @@ def holds_at_once(record: dict) -> float:
 STEADY = "CPU steady"  # the column of sets whose measurements were probed for the machine's speed
 
 
-def steadiness(runs: list[dict]) -> dict:
+def steadiness(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """How many of a row's runs kept the CPU's speed (the harness probes it around each measurement), and the most
     the probe moved in any of them. Nothing for sets from before the probe."""
     probed = [run for run in runs if "steady" in run]
@@ -121,7 +122,7 @@ def steadiness(runs: list[dict]) -> dict:
             "cpu_moved": max(moved, default=None)}  # fmt: skip
 
 
-def steady_cell(record: dict) -> str:
+def steady_cell(record: dict[str, Any]) -> str:
     """yes, or no and by how much the probe moved; with repeats, how many of the runs were steady; – unprobed."""
     if "probed_runs" not in record:
         return "–"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
+from typing import Any
 
 from bench.render import html_page, shared
 from bench.render.document import Document
@@ -16,7 +17,7 @@ KINDS = {
 }
 
 
-def kind_cell(levels: list[dict]) -> str:
+def kind_cell(levels: list[dict[str, Any]]) -> str:
     """Where a normal request first waited past the threshold, and how long; or the longest wait of all."""
     delayed = next((record for record in levels if record["delayed"]), None)
     wedged = " **then wedged**" if any(record.get("recovered") is False for record in levels) else ""
@@ -27,7 +28,7 @@ def kind_cell(levels: list[dict]) -> str:
     return f"**{delayed['connections']}** ({worst}){wedged}"
 
 
-def summary(records: list[dict]) -> tuple[list[str], list[list[str]]]:
+def summary(records: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     kinds = [kind for kind in KINDS if any(record.get("kind") == kind for record in records)]
     header = ["target", "holds at once", *(f"{kind}: {KINDS[kind]}" for kind in kinds)]
     rows = []
@@ -42,7 +43,7 @@ def summary(records: list[dict]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def level_rows(records: list[dict]) -> tuple[list[str], list[list[str]]]:
+def level_rows(records: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     header = ["target", "kind", "slow connections", "opened", "normal requests, s", "closed by the server",
               "answered again after"]  # fmt: skip
     rows = []
@@ -61,14 +62,14 @@ def level_rows(records: list[dict]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def verdict(records: list[dict]) -> str:
+def verdict(records: list[dict[str, Any]]) -> str:
     not_ok = sorted({record["target"] for record in records if not record["ok"]})
     if not_ok:
         return f"**Not OK (unverified, or wedged after the slow clients left): {', '.join(not_ok)}**"
     return "Every target verified, and answered normally again once the slow clients had left."
 
 
-def notes(metadata: dict) -> tuple[str, str]:
+def notes(metadata: dict[str, Any]) -> tuple[str, str]:
     """What the summary table shows, and how each level was run."""
     probes = metadata["probes"]
     summary = (
