@@ -3,6 +3,7 @@ S ?= sync-gunicorn
 CLIENT ?= auto
 VENV := .venv
 PYTHON := $(VENV)/bin/python
+VENV_READY := $(VENV)/.requirements-installed
 # N, C and DELAY pass on only when set: unset, each command uses the tutorial's load for each target.
 LOAD = $(if $(N),-n $(N)) $(if $(C),-c $(C)) $(if $(DELAY),--delay $(DELAY))
 BENCH = $(PYTHON) -m bench.modes.bench $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
@@ -15,73 +16,75 @@ ROLES = $(if $(SERVER_HOST),--server-host $(SERVER_HOST)) $(if $(CLIENT_HOST),--
 
 .PHONY: help doctor venv images up down ab threads bench sweep overload latency map slowclients labs bookstore incidents test test-fast lint format
 
-help: $(PYTHON) ## list the targets, and the scenarios by group (from each compose file's x-scenario block)
+help: $(VENV_READY) ## list the targets, and the scenarios by group (from each compose file's x-scenario block)
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 	@echo "scenarios (make up S=<name>):"
 	@$(PYTHON) -m bench.containers.scenarios
 
-$(PYTHON): requirements-dev.txt
+# A stamp of its own: .venv/bin/python is a link to the system's interpreter, whose time make would read (older than
+# any clone, so every command would install again) and `touch` would change.
+$(VENV_READY): requirements-dev.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet -r requirements-dev.txt
-	touch $(PYTHON)
+	touch $(VENV_READY)
 
-doctor: $(PYTHON) ## what this machine has: Docker, Compose v2, whether it sees the containers' processes, which tools run in a container instead, free ports, how long bench and test take
+doctor: $(VENV_READY) ## what this machine has: Docker, Compose v2, whether it sees the containers' processes, which tools run in a container instead, free ports, how long bench and test take
 	$(PYTHON) -m bench.containers.doctor
 
-venv: $(PYTHON) ## create .venv with the host tools (tests, harness, ruff, mypy)
+venv: $(VENV_READY) ## create .venv with the host tools (tests, harness, ruff, mypy)
 
-up: $(PYTHON) ## build and start scenario S (default sync-gunicorn), wait until healthy
+up: $(VENV_READY) ## build and start scenario S (default sync-gunicorn), wait until healthy
 	$(PYTHON) -m bench up $(S)
 
-down: $(PYTHON) ## stop and remove scenario S
+down: $(VENV_READY) ## stop and remove scenario S
 	$(PYTHON) -m bench down $(S)
 
-ab: $(PYTHON) ## the tutorial's ab command against each port of S (N=2000 C=200 DELAY=1)
+ab: $(VENV_READY) ## the tutorial's ab command against each port of S (N=2000 C=200 DELAY=1)
 	$(PYTHON) -m bench ab $(S) $(LOAD)
 
-threads: $(PYTHON) ## OS threads of each server of the running scenario S (the tutorial's `top -H`)
+threads: $(VENV_READY) ## OS threads of each server of the running scenario S (the tutorial's `top -H`)
 	$(PYTHON) -m bench threads $(S)
 
-bench: $(PYTHON) ## app images built cold, every scenario verified and loaded, into results/<time>/ (SCENARIOS= N= C= DELAY= CPU= OUT= CLIENT= LOADGEN=ab|hey|wrk ALSO="1000" REPEAT=3 RERUN=1 VARIANT="WORKER_CONNECTIONS=1000"; SERVER_HOST= CLIENT_HOST= DATABASE_HOST= BIND= CPUSET_SERVER=...: docs/several-machines.md)
+bench: $(VENV_READY) ## app images built cold, every scenario verified and loaded, into results/<time>/ (SCENARIOS= N= C= DELAY= CPU= OUT= CLIENT= LOADGEN=ab|hey|wrk ALSO="1000" REPEAT=3 RERUN=1 VARIANT="WORKER_CONNECTIONS=1000"; SERVER_HOST= CLIENT_HOST= DATABASE_HOST= BIND= CPUSET_SERVER=...: docs/several-machines.md)
 	$(BENCH) --client $(CLIENT) --cold-build $(LOAD) $(if $(ALSO),--also "$(ALSO)") $(if $(VARIANT),--variant "$(VARIANT)")
 
-sweep: $(PYTHON) ## the concurrent targets at 10, 50, 200, 500, 1000 clients (CONCURRENCIES="..." DELAY= OUT=)
+sweep: $(VENV_READY) ## the concurrent targets at 10, 50, 200, 500, 1000 clients (CONCURRENCIES="..." DELAY= OUT=)
 	$(BENCH) --client $(CLIENT) --sweep "$(or $(CONCURRENCIES),10 50 200 500 1000)" $(if $(DELAY),--delay $(DELAY))
 
 # ab from a container by default: past a few thousand clients, docker-proxy on the published port gives out first.
-overload: $(PYTHON) ## more and more clients (one request each) per concurrent target, until a request fails (LEVELS="...")
+overload: $(VENV_READY) ## more and more clients (one request each) per concurrent target, until a request fails (LEVELS="...")
 	$(BENCH) --client $(if $(filter auto,$(CLIENT)),container,$(CLIENT)) --overload "$(or $(LEVELS),1000 2000 3000 5000 7500 10000 15000)" \
 	  $(if $(DELAY),--delay $(DELAY))
 
-latency: $(PYTHON) ## open-loop load (vegeta) at fixed rates, 25 % to 150 % of what each concurrent target sustains: latency against load (SCENARIOS= FRACTIONS= RATES= DURATION=10 DELAY= OUT=)
+latency: $(VENV_READY) ## open-loop load (vegeta) at fixed rates, 25 % to 150 % of what each concurrent target sustains: latency against load (SCENARIOS= FRACTIONS= RATES= DURATION=10 DELAY= OUT=)
 	$(PYTHON) -m bench.modes.latency $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
 	  $(if $(FRACTIONS),--fractions "$(FRACTIONS)") $(if $(RATES),--rates "$(RATES)") \
 	  $(if $(DURATION),--duration $(DURATION)) $(if $(DELAY),--delay $(DELAY))
 
-map: $(PYTHON) ## where each server wins: a grid of I/O delay x CPU units x clients over a few targets, winner per cell (DELAYS="0.02 0.5" CPUS="0 2 10" CLIENTS="10 500" TARGETS= OUT=)
+map: $(VENV_READY) ## where each server wins: a grid of I/O delay x CPU units x clients over a few targets, winner per cell (DELAYS="0.02 0.5" CPUS="0 2 10" CLIENTS="10 500" TARGETS= OUT=)
 	$(PYTHON) -m bench.modes.map $(if $(TARGETS),--targets $(TARGETS)) $(if $(OUT),--out $(OUT)) \
 	  $(if $(DELAYS),--delays "$(DELAYS)") $(if $(CPUS),--cpus "$(CPUS)") $(if $(CLIENTS),--clients "$(CLIENTS)")
 
-slowclients: $(PYTHON) ## half-sent heads, trickled bodies, idle keep-alive: how many slow connections delay a normal request, per target (LEVELS="10 25 50 100 200 400 800 1600" SCENARIOS= OUT=)
+slowclients: $(VENV_READY) ## half-sent heads, trickled bodies, idle keep-alive: how many slow connections delay a normal request, per target (LEVELS="10 25 50 100 200 400 800 1600" SCENARIOS= OUT=)
 	$(PYTHON) -m bench.modes.slowclients $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
 	  $(if $(LEVELS),--levels "$(LEVELS)")
 
-labs: $(PYTHON) ## the failure labs: how gevent fails, each lab broken and fixed side by side (docs/labs.md) (LABS="late-patch ..." OUT=)
+labs: $(VENV_READY) ## the failure labs: how gevent fails, each lab broken and fixed side by side (docs/labs.md) (LABS="late-patch ..." OUT=)
 	$(PYTHON) -m bench.modes.labs $(if $(LABS),--labs $(LABS)) $(if $(OUT),--out $(OUT))
 
-bookstore: $(PYTHON) ## the bookstore app served each way, each load beside pgbench running the same SQL: the database's own limit (SCALE=1000000 TARGETS= LOADS="author moderate slow mixed" CLIENTS= (each load its own) SWEEP=1 (author and slow over their clients) REPEAT=1 SECONDS=12 WARM_LIMIT=120 READS_END_WITH=rollback OUT=; READS_END_WITH="rollback commit" measures both; LADDER=1 LOADS=author: the ladder's rungs instead of the ways; AT_APP_RATE=1: pgbench also at each target's rate)
+bookstore: $(VENV_READY) ## the bookstore app served each way, each load beside pgbench running the same SQL: the database's own limit (SCALE=1000000 TARGETS= LOADS="author moderate slow mixed" CLIENTS= (each load its own) SWEEP=1 (author and slow over their clients) REPEAT=1 SECONDS=12 WARM_LIMIT=120 READS_END_WITH=rollback OUT=; READS_END_WITH="rollback commit" measures both; LADDER=1 LOADS=author: the ladder's rungs instead of the ways; AT_APP_RATE=1: pgbench also at each target's rate)
 	$(PYTHON) -m bench.modes.bookstore --scale $(or $(SCALE),1000000) $(if $(TARGETS),--targets $(TARGETS)) \
 	  $(if $(LOADS),--loads $(LOADS)) $(if $(CLIENTS),--clients $(CLIENTS)) $(if $(SWEEP),--sweep) $(if $(REPEAT),--repeats $(REPEAT)) \
 	  $(if $(SECONDS),--seconds $(SECONDS)) $(if $(WARM_LIMIT),--warm-limit $(WARM_LIMIT)) \
 	  $(if $(READS_END_WITH),--reads-end-with $(READS_END_WITH)) $(if $(LADDER),--ladder) $(if $(AT_APP_RATE),--at-app-rate) \
 	  $(if $(OUT),--out $(OUT))
 
-incidents: $(PYTHON) ## what each production server loses to a reload, a killed worker or container, a replaced container, a deploy, recycled workers: every request on a timeline; the bookstore's targets with writes, each looked up (TARGETS= EVENTS= REPEAT=1 CLIENTS=100 SECONDS=12 SCALE=1000000 OUT=; docs/incidents.md)
+incidents: $(VENV_READY) ## what each production server loses to a reload, a killed worker or container, a replaced container, a deploy, recycled workers: every request on a timeline; the bookstore's targets with writes, each looked up (TARGETS= EVENTS= REPEAT=1 CLIENTS=100 SECONDS=12 SCALE=1000000 OUT=; docs/incidents.md)
 	$(PYTHON) -m bench.modes.incidents $(if $(TARGETS),--targets $(TARGETS)) $(if $(EVENTS),--events $(EVENTS)) \
 	  $(if $(REPEAT),--repeat $(REPEAT)) $(if $(CLIENTS),--clients $(CLIENTS)) $(if $(SECONDS),--seconds $(SECONDS)) \
 	  $(if $(SCALE),--scale $(SCALE)) $(if $(OUT),--out $(OUT))
 
-test-fast: $(PYTHON) ## the tests that need no Docker (where Chromium is not installed, the page tests run it in a container)
+test-fast: $(VENV_READY) ## the tests that need no Docker (where Chromium is not installed, the page tests run it in a container)
 	$(PYTHON) -m pytest -m "not docker"
 
 # The tests without Docker first, stopping at the first failure; then every image built once, a few at a time, and
@@ -91,14 +94,14 @@ test: lint ## lint, the tests without Docker (stop at the first failure), every 
 	$(PYTHON) -m bench.containers.images
 	BUILD_IMAGES=0 $(PYTHON) -m pytest -m docker
 
-images: $(PYTHON) ## build every image of every scenario, labs and bookstore included, each once, three at a time
+images: $(VENV_READY) ## build every image of every scenario, labs and bookstore included, each once, three at a time
 	$(PYTHON) -m bench.containers.images
 
-lint: $(PYTHON) ## ruff check, format check and mypy over bench/
+lint: $(VENV_READY) ## ruff check, format check and mypy over bench/
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m ruff format --check .
 	$(PYTHON) -m mypy
 
-format: $(PYTHON) ## format the Python code
+format: $(VENV_READY) ## format the Python code
 	$(PYTHON) -m ruff format .
 	$(PYTHON) -m ruff check --fix .

@@ -314,6 +314,8 @@ def load_with_event(
     """The steady load with the event in it (timeline.run; `how`: its requests and pause), and what the record says
     of both: the timeline in figures, what the event did (the page's command for the row) and its problem."""
     cause = event.cause
+    # No single moment (workers recycled after so many requests): which workers the load saw replaced is the event.
+    workers_before = set(events.worker_pids(running, target.service)) if cause is None else set()
     load = timeline.run(
         url,
         args.clients,
@@ -323,6 +325,9 @@ def load_with_event(
         event=(lambda: cause(running, target)) if cause else None,
         **how,
     )
+    if cause is None:
+        replaced = len(workers_before - set(events.worker_pids(running, target.service)))
+        load.event |= {"workers": len(workers_before), "workers_replaced": replaced}
     return {
         "event_result": load.event,
         "command": load.event.get("did", f"{event.name}: {event.what}"),
