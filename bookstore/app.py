@@ -34,7 +34,7 @@ from schemas import (
 )
 from sqlalchemy import text
 from sqlalchemy.orm import Session
-from werkzeug.exceptions import HTTPException, NotFound
+from werkzeug.exceptions import BadRequest, HTTPException, NotFound
 
 engine = make_engine()
 health_engine = make_health_engine()  # one connection, so that a busy pool does not fail the healthcheck
@@ -82,7 +82,16 @@ def list_authors() -> Any:
 @app.post("/author")
 def create_author() -> tuple[Any, int]:
     try:
-        fields = new_author_schema.load(json_document(request.get_data(cache=False)))
+        body = request.get_data(cache=False)
+    except HTTPException:
+        raise  # a body over MAX_BODY: its 413
+    except Exception:
+        # The server could not read the body it passed on: gunicorn's workers raise their parser's error (a bad chunk
+        # size, a chunk without its end: gunicorn.http.errors) into the app's read, where the other servers refuse
+        # such a body before the app runs.
+        raise BadRequest("the request body could not be read") from None
+    try:
+        fields = new_author_schema.load(json_document(body))
     except ValidationError as error:
         return {"errors": error.normalized_messages()}, 422
     with Session(engine, expire_on_commit=False) as session:

@@ -21,6 +21,9 @@ from bench.render import render
 SMALL = argparse.Namespace(clients=50, delay=0.5, seconds=8.0, event_at=3.0)
 # A killed worker's replacement starts in about a second on an idle machine; the CPU here is shared and slow.
 BACK_WITHIN = 5.0
+# A killed worker's connections are read from its sockets just before the SIGKILL: it may accept a connection or two
+# in between (CI saw 16 lost of 15 read once, and 23 of 22).
+RACE = 2
 
 
 @functools.cache
@@ -67,7 +70,7 @@ def test_a_killed_worker_loses_at_most_what_it_held_and_the_server_serves_again(
     # What the killed worker held: the client connections open on it just before the kill (each with at most one
     # request), read from its sockets: all of them for the one gevent process, its share for one thread worker of 4.
     held = record["event_result"]["victim_connections"]
-    assert 0 < held <= SMALL.clients and record["failed"] <= held, (record["failed_by_kind"], held)
+    assert 0 < held <= SMALL.clients and record["failed"] <= held + RACE, (record["failed_by_kind"], held)
     if record["event_result"]["workers"] == 1:  # every kept-alive client is on it
         assert held > SMALL.clients // 2, held
     assert record["failed_before_event"] == 0, record
@@ -146,7 +149,7 @@ def test_a_killed_worker_of_the_other_servers_loses_at_most_its_connections(targ
     record = measured(target, "kill-worker")
     held = record["event_result"]["victim_connections"]
     lost = record["failed_in_flight_at_event"]
-    assert lost <= held and record["failed_before_event"] == 0, (record["failed_by_kind"], lost, held)
+    assert lost <= held + RACE and record["failed_before_event"] == 0, (record["failed_by_kind"], lost, held)
     first = record["first_ok_after_event_s"]
     assert first is not None and first <= BACK_WITHIN and record["serves_after"], record
 
@@ -159,7 +162,7 @@ def test_granian_replaces_a_killed_worker_only_when_told_to() -> None:
     record = measured("granian-sync", "kill-worker-respawn")
     assert record["environment"]["RESPAWN_FAILED_WORKERS"] == "true", record
     held = record["event_result"]["victim_connections"]
-    assert 0 < record["failed_in_flight_at_event"] <= held, (record["failed_by_kind"], held)
+    assert 0 < record["failed_in_flight_at_event"] <= held + RACE, (record["failed_by_kind"], held)
     first = record["first_ok_after_event_s"]
     assert first is not None and first <= BACK_WITHIN and record["serves_after"], record
 
