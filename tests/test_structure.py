@@ -13,10 +13,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
-# Lowest first: a module imports from its own package or one before it, never one after. The renderers sit below
-# the measuring machinery because a run's result set renders itself when the run ends; they read results.json
-# alone, so they need nothing of what runs containers.
-LAYERS = ("loadgen", "containers", "render", "measure", "modes")
+# Lowest first: a module imports from its own package or one before it, never one after. The result set's file
+# (bench/results) is the bottom: what measures writes through it and what renders reads through it, and it needs
+# neither. The renderers sit below the measuring machinery because a run's result set renders itself when the run
+# ends; they read results.json alone, so they need nothing of what runs containers.
+LAYERS = ("results", "loadgen", "containers", "render", "measure", "modes")
 # `python -m bench up|down|ab|threads`: the Makefile's commands for one scenario, beside the modes.
 TOP = {"__main__": "modes", "__init__": "loadgen"}
 

@@ -15,7 +15,8 @@ from typing import Any, Protocol
 
 from bench.containers.compose import compose_command, docker
 from bench.containers.scenarios import ROOT
-from bench.render import document, render
+from bench.render import render
+from bench.results import store
 
 
 class Progress:
@@ -105,9 +106,9 @@ class ResultSet:
         self.out = out or ROOT / "results" / (datetime.now(UTC).strftime("%Y-%m-%dT%H%M%SZ") + suffix)
         self.out.mkdir(parents=True, exist_ok=True)
         raise_file_limit()
-        self.document = document.Document(metadata(program, arguments, mode))
-        self.metadata = self.document.metadata  # the same dict: a mode adds to it as it learns more
+        self.metadata = metadata(program, arguments, mode)  # a mode adds to it as it learns more
         self.records: list[Record | dict[str, Any]] = []
+        self.written: list[dict[str, Any]] = []  # the records as results.json holds them now
         self.started = time.monotonic()
 
     @property
@@ -119,8 +120,8 @@ class ResultSet:
         self.save()
 
     def save(self) -> None:
-        self.document.results = [r if isinstance(r, dict) else r.to_json() for r in self.records]
-        document.write(self.out, self.document)
+        self.written = [r if isinstance(r, dict) else r.to_json() for r in self.records]
+        store.write(self.out, self.metadata, self.written)
 
     def finish(self) -> Path:
         """The last write, with how long the run took, then the set rendered from results.json alone."""

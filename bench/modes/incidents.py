@@ -458,13 +458,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeat > 1:
         # How much the counts move from one repeat to the next, per target and event: in the metadata, beside them.
         groups: dict[str, list[dict[str, Any]]] = {}
-        for record in results.document.results:
+        for record in results.written:
             groups.setdefault(f"{record['target']} / {record['event']}", []).append(record)
         results.metadata["spread_across_repeats"] = {
             label: {key: spread(members, key) for key in ("sent", "answered", "failed", "recovery_s")}
             for label, members in groups.items()
         }
-    failures = [f"{r['target']} / {r['event']}" for r in results.document.results if not r["ok"]]
+    failures = [f"{r['target']} / {r['event']}" for r in results.written if not r["ok"]]
     return results.finish_and_say(failures, "results.json, results.md, incidents-*.png")
 
 

@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
             for target in ours:
                 problem = f"did not start: {error.in_one_line()}"
                 keep(describe(target, args.delay, place) | {"verified": False, "problem": problem})
-    failures = sorted({record["target"] for record in results.document.results if not record["ok"]})
+    failures = sorted({record["target"] for record in results.written if not record["ok"]})
     return results.finish_and_say(failures, "results.json, results.md, latency.png")
 
 

@@ -321,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
             for target in pending:
                 failed = {"verified": False, "problem": f"did not start: {error.in_one_line()}"}
                 keep(describe(target) | failed, len(args.kinds) * len(args.levels) - 1)
-    failures = sorted({r["target"] for r in results.document.results if not r["ok"]})
+    failures = sorted({r["target"] for r in results.written if not r["ok"]})
     return results.finish_and_say(failures, "results.json, results.md")
 
 

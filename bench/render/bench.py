@@ -97,7 +97,7 @@ def summarise(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def columns(records: list[dict[str, Any]]) -> tuple[str, ...]:
     """The table's columns: "CPU steady" only for a set whose runs were probed."""
-    return COLUMNS + (STEADY,) if any("steady" in record for record in records) else COLUMNS
+    return COLUMNS + (STEADY,) if any(shared.probe_verdict(record) is not None for record in records) else COLUMNS
 
 
 def requests_cell(record: dict[str, Any]) -> str:
@@ -299,8 +299,8 @@ def verdict(mode: str, records: list[dict[str, Any]]) -> str:
         return "Each target given more and more clients, one request each, until a request failed."
     not_ok = [record["target"] for record in records if not record["ok"]]
     said = f"**Not OK: {', '.join(not_ok)}**" if not_ok else "Every target verified, no failed or non-2xx request."
-    probed = [record for record in counted(records) if "steady" in record]
-    unsteady = [record for record in probed if not record["steady"]]
+    probed = [record for record in counted(records) if shared.probe_verdict(record) is not None]
+    unsteady = [record for record in probed if not shared.probe_verdict(record)]
     if unsteady:
         said += (
             f" {len(unsteady)} of {len(probed)} measurements ran while the CPU changed speed ({STEADY}: no): read"

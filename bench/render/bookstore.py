@@ -168,7 +168,8 @@ def _detail_row(record: dict[str, Any]) -> list[str]:
         if "writes_found" in record
         else "–"
     )
-    before, after = (_number(record.get(f"cpu_probe_s_{when}"), "{:.3f}") for when in ("before", "after"))
+    host = ((record.get("cpu_probe") or {}).get("seconds") or {}).get("host") or {}
+    before, after = (_number(host.get(when), "{:.3f}") for when in ("before", "after"))
     probe = f"{before} → {after}"
     statements = record.get("pg_statements_per_request")
     kinds = ", ".join(f"{kind} {calls:g}" for kind, calls in statements.items()) if statements else "–"
@@ -176,8 +177,8 @@ def _detail_row(record: dict[str, Any]) -> list[str]:
     per_transaction = f"{_number(app)} → {_number(alone)}"
     return head + [
         kinds, per_transaction,
-        _number(record["app_rss_mb_peak"], "{:.0f}"), _number(record["pg_memory_mb_peak"], "{:.0f}"),
-        _number(record["app_threads_peak"], "{:.0f}"), writes, probe, _number(record["machine_busy"], "{:.0%}"),
+        _number(record["rss_mb_peak"], "{:.0f}"), _number(record["pg_memory_mb_peak"], "{:.0f}"),
+        _number(record["threads_peak"], "{:.0f}"), writes, probe, _number(record["machine_busy"], "{:.0%}"),
     ]  # fmt: skip
 
 
@@ -335,9 +336,9 @@ SORT_KEYS: dict[str, Callable[[dict[str, Any]], float | None]] = {
     "Postgres CPU ms / tx alone": lambda record: record.get("pgbench_pg_cpu_ms_per_transaction"),
     "DB connections busy / open, peak": lambda record: record.get("pg_busy_peak"),
     "errors (503s)": lambda record: (record["failed"] + record["non2xx"]) if "failed" in record else None,
-    "app RSS MB, peak": lambda record: record.get("app_rss_mb_peak"),
+    "app RSS MB, peak": lambda record: record.get("rss_mb_peak"),
     "Postgres memory MB, peak": lambda record: record.get("pg_memory_mb_peak"),
-    "app threads, peak": lambda record: record.get("app_threads_peak"),
+    "app threads, peak": lambda record: record.get("threads_peak"),
     "Postgres statements / request": lambda record: sum((record.get("pg_statements_per_request") or {}).values()),
     "Postgres CPU ms / tx, app → alone": lambda record: record.get("pg_cpu_ms_per_transaction"),
     "machine busy": lambda record: record.get("machine_busy"),

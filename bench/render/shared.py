@@ -110,15 +110,20 @@ def holds_at_once(record: dict[str, Any]) -> float:
 STEADY = "CPU steady"  # the column of sets whose measurements were probed for the machine's speed
 
 
+def probe_verdict(record: dict[str, Any]) -> bool | None:
+    """Whether the CPU kept its speed around the record's measurement; None where it was not judged."""
+    verdict: bool | None = (record.get("cpu_probe") or {}).get("steady")
+    return verdict
+
+
 def steadiness(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """How many of a row's runs kept the CPU's speed (the harness probes it around each measurement), and the most
     the probe moved in any of them. Nothing for sets from before the probe."""
-    probed = [run for run in runs if "steady" in run]
+    probed = [run for run in runs if probe_verdict(run) is not None]
     if not probed:
         return {}
-    # make bench keeps the probe's move per pair of probes, make bookstore one figure: the most it moved.
-    moved = [max(m.values()) if isinstance(m, dict) else m for run in probed if (m := run.get("cpu_probe_moved"))]
-    return {"steady_runs": sum(run["steady"] is True for run in probed), "probed_runs": len(probed),
+    moved = [max(run["cpu_probe"]["moved"].values()) for run in probed if run["cpu_probe"]["moved"]]
+    return {"steady_runs": sum(probe_verdict(run) is True for run in probed), "probed_runs": len(probed),
             "cpu_moved": max(moved, default=None)}  # fmt: skip
 
 

@@ -1,0 +1,80 @@
+"""bench/results, the result set's file: new sets are written in today's format, older ones read in today's
+vocabulary (bench/results/upgrade.py), a set from a newer harness is refused, and every committed set loads. No
+Docker."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.results import store
+
+RESULTS = Path(__file__).parent.parent / "results"
+COMMITTED = sorted(path.parent.name for path in RESULTS.glob("*/results.json"))
+
+
+def write_v1(folder: Path, metadata: dict, records: list[dict]) -> Path:
+    (folder / store.FILE).write_text(json.dumps({"metadata": metadata, "results": records}))
+    return folder
+
+
+def test_a_new_set_says_its_format_and_reads_back_as_written(tmp_path: Path) -> None:
+    metadata, records = {"mode": "latency", "command": "x"}, [{"target": "a", "p50_ms": 1.0}]
+    store.write(tmp_path, metadata, records)
+    document = json.loads((tmp_path / store.FILE).read_text())
+    assert document["format"] == store.FORMAT == 2 and list(document) == ["format", "metadata", "results"]
+    assert store.read_json(tmp_path) == (metadata, records)
+
+
+def test_a_set_from_a_newer_harness_or_not_a_set_is_refused(tmp_path: Path) -> None:
+    (tmp_path / store.FILE).write_text(json.dumps({"format": store.FORMAT + 1, "metadata": {}, "results": []}))
+    with pytest.raises(store.FormatError, match="update it"):
+        store.read_json(tmp_path)
+    (tmp_path / store.FILE).write_text(json.dumps({"results": []}))
+    with pytest.raises(store.FormatError, match="not a result set"):
+        store.read_json(tmp_path)
+
+
+def test_bookstore_v1_reads_in_make_bench_s_names_with_one_probe(tmp_path: Path) -> None:
+    old = {
+        "target": "t", "app_threads_peak": 19, "app_rss_mb_peak": 165.1, "cpu_probe_s_before": 0.1,
+        "cpu_probe_s_after_wrk": 0.11, "pgbench_cpu_probe_s_before": 0.12, "cpu_probe_s_after": 0.13,
+        "cpu_probe_moved": 1.3, "steady": False,
+    }  # fmt: skip
+    unjudged = {"target": "u", "cpu_probe_s_before": 0.2, "cpu_probe_s_after": 0.21}  # sets from before `steady`
+    _, (record, early) = store.read_json(write_v1(tmp_path, {"mode": "bookstore"}, [old, unjudged]))
+    assert record == {
+        "target": "t", "threads_peak": 19, "rss_mb_peak": 165.1,
+        "cpu_probe": {
+            "seconds": {"host": {"before": 0.1, "after_wrk": 0.11, "pgbench_before": 0.12, "after": 0.13}},
+            "moved": {"host": 1.3}, "steady": False,
+        },
+    }  # fmt: skip
+    assert early["cpu_probe"] == {"seconds": {"host": {"before": 0.2, "after": 0.21}}, "moved": {}, "steady": None}
+
+
+def test_bench_v1_reads_with_its_probe_per_role_its_tool_and_its_mode(tmp_path: Path) -> None:
+    probed = {
+        "target": "t", "loadgen": "wrk", "cpu_units": 10, "cpu_probe_before": {"server": 0.1, "client": 0.1},
+        "cpu_probe_after": {"server": 0.2, "client": 0.1}, "cpu_probe_moved": {"server": 2.0, "client": 1.0},
+        "steady": False,
+    }  # fmt: skip
+    metadata, (record, older) = store.read_json(write_v1(tmp_path, {"sweep": True}, [probed, {"target": "o"}]))
+    assert metadata == {"mode": "sweep"}  # sets from before "mode" said "sweep": true
+    assert record == {
+        "target": "t", "loadgen": "wrk", "cpu_units": 10,
+        "cpu_probe": {
+            "seconds": {"server": {"before": 0.1, "after": 0.2}, "client": {"before": 0.1, "after": 0.1}},
+            "moved": {"server": 2.0, "client": 1.0}, "steady": False,
+        },
+    }  # fmt: skip
+    assert older == {"target": "o", "loadgen": "ab", "cpu_units": 0}  # before LOADGEN= and ?cpu=
+
+
+@pytest.mark.parametrize("result_set", COMMITTED)
+def test_every_committed_set_reads_in_today_s_vocabulary(result_set: str) -> None:
+    metadata, records = store.read_json(RESULTS / result_set)
+    old_names = {"app_threads_peak", "app_rss_mb_peak", "steady", "cpu_probe_moved", "cpu_probe_s_before"}
+    assert metadata["mode"] and not [record for record in records if old_names & record.keys()]
