@@ -78,3 +78,21 @@ def test_every_committed_set_reads_in_today_s_vocabulary(result_set: str) -> Non
     metadata, records = store.read_json(RESULTS / result_set)
     old_names = {"app_threads_peak", "app_rss_mb_peak", "steady", "cpu_probe_moved", "cpu_probe_s_before"}
     assert metadata["mode"] and not [record for record in records if old_names & record.keys()]
+
+
+@pytest.mark.parametrize("result_set", COMMITTED)
+def test_every_committed_set_loads_typed_with_every_key_named(result_set: str) -> None:
+    """Each record as its mode's kind, and no key left untyped but a lab's own figures (bench/results/labs.py)."""
+    loaded = store.load(RESULTS / result_set)
+    kind = store.RECORD_KINDS[loaded.mode]
+    assert loaded.version == 1 and loaded.records_of(kind) == loaded.records and loaded.records
+    assert loaded.mode == "labs" or not [record.extra for record in loaded.records if record.extra]
+
+
+def test_a_record_its_mode_cannot_read_says_which(tmp_path: Path) -> None:
+    write_v1(tmp_path, {"mode": "latency"}, [{"target": "a"}])
+    with pytest.raises(store.FormatError, match="record 0 is no LatencyResult"):
+        store.load(tmp_path)
+    write_v1(tmp_path, {"mode": "latency"}, [])
+    with pytest.raises(store.FormatError, match="its metadata lacks"):
+        store.load(tmp_path)
