@@ -68,6 +68,13 @@ class BenchResult(Checked):
         return self.rps is not None
 
     @property
+    def throughput(self) -> float:
+        """rps, of a record that has one: every OK record has."""
+        if self.rps is None:
+            raise ValueError(f"{self.scenario} / {self.target}, {self.c} clients: no throughput measured")
+        return self.rps
+
+    @property
     def requests_completed(self) -> int:
         # wrk runs for a time: per request means per request it completed.
         return self.complete or self.n
