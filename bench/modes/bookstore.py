@@ -66,6 +66,7 @@ from bench.measure.bookstore import (
 from bench.measure.resultset import Progress, ResultSet
 from bench.measure.sql_capture import capture
 from bench.measure.target import choose_client, host_cpu_probe, image_packages
+from bench.render import bookstore as renderer
 from bench.results.records import CpuProbe
 
 SECONDS = 12  # the slow page's 1.5 times as long
@@ -832,7 +833,8 @@ def main(argv: list[str] | None = None) -> int:
                         if (record["target"], load.name, load.clients, repeat) not in measured:
                             keep(record | {"verified": False, "problem": f"not measured: {error.in_one_line()}"})
     failures = sorted({f"{r['target']}/{r['load']}" for r in results.written if not r["ok"]})
-    return results.finish_and_say(failures, "results.json, results.md, charts, index.html")
+    renderer.render(results.out, results.finish())
+    return results.say(failures, "results.json, results.md, charts, index.html")
 
 
 if __name__ == "__main__":

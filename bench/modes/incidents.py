@@ -57,6 +57,7 @@ from bench.loadgen import timeline
 from bench.measure import bookstore
 from bench.measure.resultset import ResultSet
 from bench.measure.target import cpu_ms_per_unit, image_packages, verify
+from bench.render import incidents as renderer
 
 # The hog: requests of the app's largest CPU work at once (about a second each, one after another in a gevent
 # process), against a worker timeout of HOG_TIMEOUT s: gunicorn's master kills a worker that has not reported in
@@ -465,7 +466,8 @@ def main(argv: list[str] | None = None) -> int:
             for label, members in groups.items()
         }
     failures = [f"{r['target']} / {r['event']}" for r in results.written if not r["ok"]]
-    return results.finish_and_say(failures, "results.json, results.md, incidents-*.png")
+    renderer.render(results.out, results.finish())
+    return results.say(failures, "results.json, results.md, incidents-*.png")
 
 
 if __name__ == "__main__":
