@@ -154,8 +154,24 @@ def test_there_are_modes() -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_a_mode_has_its_kind_of_record(mode: str) -> None:
+    """1. Its record typed in bench/results, named in store.RECORD_KINDS under the mode's name."""
+    from bench.results import store
+
+    assert mode in store.RECORD_KINDS, f"bench/results/store.py's RECORD_KINDS has no entry {mode!r}"
+
+
+def test_every_kind_of_set_that_loads_has_its_renderer() -> None:
+    """A set loads typed by its mode, and renders by it: the two tables name the same modes and kinds."""
+    from bench import render
+    from bench.results import store
+
+    assert set(store.RECORD_KINDS) == set(render.RENDERERS)
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_a_mode_has_a_main_and_a_result_set(mode: str) -> None:
-    """1. bench/modes/<mode>.py with main(), which opens a ResultSet, finishes it and renders it."""
+    """2. bench/modes/<mode>.py with main(), which opens a ResultSet, finishes it and renders it."""
     tree = ast.parse(MODULES[f"modes.{mode}"].read_text())
     functions = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
     calls = {
@@ -169,7 +185,7 @@ def test_a_mode_has_a_main_and_a_result_set(mode: str) -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_mode_has_its_renderer_in_the_dispatch(mode: str) -> None:
-    """2. bench/render/<mode>.py with render(out, loaded), named in the dispatch under the mode's name, and the mode
+    """3. bench/render/<mode>.py with render(out, loaded), named in the dispatch under the mode's name, and the mode
     itself imports it: its run ends by rendering its own set, nothing below the modes draws a page."""
     from bench import render
 
@@ -181,7 +197,7 @@ def test_a_mode_has_its_renderer_in_the_dispatch(mode: str) -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_mode_has_its_make_target(mode: str) -> None:
-    """3. A make target of the same name that runs it, with its `##` help line for `make help`."""
+    """4. A make target of the same name that runs it, with its `##` help line for `make help`."""
     assert re.search(rf"^{mode}: .*## ", MAKEFILE, re.M), f"no `{mode}:` target with a ## help line in the Makefile"
     assert f"-m bench.modes.{mode} " in MAKEFILE, f"the Makefile never runs python -m bench.modes.{mode}"
 
