@@ -58,7 +58,7 @@ def others(record: BenchResult) -> str:
 
 def columns(records: list[BenchResult]) -> tuple[str, ...]:
     """The table's columns: "CPU steady" only for a set whose runs were probed."""
-    return COLUMNS + (STEADY,) if any(shared.judged(record.cpu_probe) for record in records) else COLUMNS
+    return COLUMNS + (STEADY,) if any(shared.steadiness_known(record.cpu_probe) for record in records) else COLUMNS
 
 
 def requests_cell(record: BenchResult) -> str:
@@ -268,7 +268,7 @@ def verdict(mode: str, records: list[BenchResult]) -> str:
         return "Each target given more and more clients, one request each, until a request failed."
     not_ok = [record.target for record in records if not record.ok]
     said = f"**Not OK: {', '.join(not_ok)}**" if not_ok else "Every target verified, no failed or non-2xx request."
-    probed = [record.cpu_probe for record in counted(records) if shared.judged(record.cpu_probe)]
+    probed = [record.cpu_probe for record in counted(records) if shared.steadiness_known(record.cpu_probe)]
     unsteady = [probe for probe in probed if probe is not None and not probe.steady]
     if unsteady:
         said += (

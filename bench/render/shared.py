@@ -133,8 +133,8 @@ def steadiness(probes: Iterable[CpuProbe | None]) -> Steadiness | None:
     return Steadiness(sum(probe.steady is True for probe in judged), len(judged), max(moved, default=None))
 
 
-def judged(probe: CpuProbe | None) -> bool:
-    """Whether the CPU probe around a measurement said if the CPU kept its speed."""
+def steadiness_known(probe: CpuProbe | None) -> bool:
+    """Whether the CPU probe around a measurement says if the CPU kept its speed (older sets did not judge it)."""
     return probe is not None and probe.steady is not None
 
 
