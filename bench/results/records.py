@@ -12,9 +12,8 @@ from typing import Any, Self
 def known_and_extra(kind: type[Any], raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The keys a dataclass names, and the others."""
     names = {member.name for member in fields(kind)} - {"extra"}
-    return {key: value for key, value in raw.items() if key in names}, {
-        key: value for key, value in raw.items() if key not in names
-    }
+    known = {key: value for key, value in raw.items() if key in names}
+    return known, {key: value for key, value in raw.items() if key not in names}
 
 
 @dataclass(frozen=True, kw_only=True)
