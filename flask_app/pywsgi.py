@@ -15,7 +15,7 @@ GRACEFUL_TIMEOUT = 30.0
 
 if __name__ == "__main__":
     port = int(os.environ.get("PORT", "3000"))
-    # Request logging off, like gunicorn's default; the default backlog (256) is below the loads we test.
+    # Request logging off, like gunicorn's default; the default backlog (128) is below the loads we test.
     # An unbounded Pool instead of bare greenlets, so that a stop knows which requests are in flight.
     server = WSGIServer(("0.0.0.0", port), app, backlog=4096, log=None, spawn=Pool())
     # Without this, SIGTERM (docker compose stop) kills the process and cuts every request in flight.

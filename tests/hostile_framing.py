@@ -19,12 +19,11 @@ INCOMPLETE_SECONDS for an answer, and silence until then is allowed: a server ma
 
 from __future__ import annotations
 
-import contextlib
-import socket
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from tests.hostile_http import exchange
 
 VALID = "valid"
 REFUSABLE = "refused or served"
@@ -198,36 +197,12 @@ def payload(case: FramingCase, app: App, host: str, port: int) -> bytes:
 
 def send_raw(host: str, port: int, payload: bytes, timeout: float = ANSWER_TIMEOUT, answers: int = 1) -> FramingAnswer:
     """Write the bytes, then read until the server closes, `answers` whole answers have come (a server may keep the
-    connection open after a request it could not read to the end) or `timeout` passes. No half-close: some servers
-    take a client's EOF for a disconnect and answer nothing (uvicorn does)."""
+    connection open after a request it could not read to the end) or `timeout` passes."""
     head_only = payload.startswith(b"HEAD ")
-    started = time.monotonic()
-    received = bytearray()
-    timed_out = False
-    with socket.create_connection((host, port), timeout=timeout) as connection:
-        # A server that stopped reading: its answer, if any, is already on its way.
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            connection.sendall(payload)
-        while True:
-            remaining = started + timeout - time.monotonic()
-            if remaining <= 0:
-                timed_out = True
-                break
-            connection.settimeout(remaining)
-            try:
-                chunk = connection.recv(65536)
-            except ConnectionResetError:
-                break
-            except TimeoutError:
-                timed_out = True
-                break
-            if not chunk:
-                break
-            received += chunk
-            if whole_answers(bytes(received), head_only) >= answers:
-                break
-    statuses = tuple(read_answers(bytes(received), head_only)[0])
-    return FramingAnswer(statuses, bytes(received), timed_out, time.monotonic() - started)
+    received, timed_out, seconds = exchange(
+        host, port, payload, timeout, lambda came: whole_answers(came, head_only) >= answers
+    )
+    return FramingAnswer(tuple(read_answers(received, head_only)[0]), received, timed_out, seconds)
 
 
 def read_answers(raw: bytes, head_only: bool = False) -> tuple[list[int], bool]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote_from_bytes, unquote_to_bytes, urlsplit
 
@@ -103,15 +104,24 @@ def request_bytes(host: str, port: int, request: HostileRequest) -> bytes:
 
 def send(url: str, request: HostileRequest, timeout: float = 10.0) -> RawAnswer:
     """Send one request on a new connection and read until the server closes it, the body is complete or
-    `timeout` seconds have passed in all.
-
-    A server may answer an oversized request before it has read all of it and then reset the connection:
-    a failed send is not an error here, and whatever arrived before a reset still counts as the answer."""
+    `timeout` seconds have passed in all."""
     parts = urlsplit(url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
-    payload = request_bytes(host, port, request)
+    received, timed_out, seconds = exchange(host, port, request_bytes(host, port, request), timeout, _complete)
+    status, headers, body = _parse(received)
+    return RawAnswer(status, headers, body, received, seconds, timed_out)
+
+
+def exchange(
+    host: str, port: int, payload: bytes, timeout: float, done: Callable[[bytes], bool]
+) -> tuple[bytes, bool, float]:
+    """Write `payload` on a new connection, then read until the server closes it, `done(what came)` says it is all
+    or `timeout` seconds have passed in all: what came, whether the time ran out, and the seconds it took.
+
+    A server may answer an oversized request before it has read all of it and then reset the connection:
+    a failed send is not an error here, and whatever arrived before a reset still counts as the answer. No
+    half-close after the request: some servers take a client's EOF for a disconnect and answer nothing."""
     started = time.monotonic()
-    deadline = started + timeout
     received = bytearray()
     timed_out = False
     with socket.create_connection((host, port), timeout=timeout) as connection:
@@ -122,7 +132,7 @@ def send(url: str, request: HostileRequest, timeout: float = 10.0) -> RawAnswer:
         except TimeoutError:
             timed_out = True
         while not timed_out:
-            remaining = deadline - time.monotonic()
+            remaining = started + timeout - time.monotonic()
             if remaining <= 0:
                 timed_out = True
                 break
@@ -137,10 +147,9 @@ def send(url: str, request: HostileRequest, timeout: float = 10.0) -> RawAnswer:
             if not chunk:
                 break
             received += chunk
-            if _complete(bytes(received)):
+            if done(bytes(received)):
                 break
-    status, headers, body = _parse(bytes(received))
-    return RawAnswer(status, headers, body, bytes(received), time.monotonic() - started, timed_out)
+    return bytes(received), timed_out, time.monotonic() - started
 
 
 def _parse(raw: bytes) -> tuple[int | None, tuple[tuple[str, str], ...], bytes]:

@@ -46,7 +46,8 @@ def measured(target: str, event: str, load_seconds: float | None = None) -> dict
         chosen = dataclasses.replace(chosen, load_seconds=load_seconds)
     record = incidents.run_one(target, chosen, SMALL, 1, {})
     assert record.get("verified") and "sent" in record and not record["problem"], record.get("problem")
-    print(f"{target} / {event}: sent {record['sent']}, lost {record['failed_by_kind']}, back {record['recovery_s']}")
+    back = record.get("recovery_s")  # none where the event has no moment (max-requests)
+    print(f"{target} / {event}: sent {record['sent']}, lost {record['failed_by_kind']}, back {back}")
     return record
 
 
