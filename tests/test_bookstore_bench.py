@@ -216,6 +216,7 @@ def record(target: str, load: str, rps: float, tps: float, ok: bool = True) -> d
         "scenario": "bookstore", "target": target, "server": "gunicorn", "mode": "gevent", "workers": 1,
         "threads_per_worker": None, "gevent_cores": 1000, "concurrency": 1000, "db_pool": 16, "load": load,
         "request": "GET /author/<random id>", "clients": 32, "db_clients": 16, "scale": 1000, "seconds": 12,
+        "loadgen": "wrk", "client": "container",
         "verified": True, "problem": None if ok else "wrk counted 3 failures", "ok": ok, "rps": rps,
         "complete": round(rps * 12), "p50_ms": 50.0, "p99_ms": 180.0, "failed": 0 if ok else 3, "non2xx": 0,
         "statuses": {"200": round(rps * 12)}, "status_503": 0, "writes_acknowledged": 0,
