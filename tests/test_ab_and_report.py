@@ -20,6 +20,8 @@ from bench.loadgen.ab import parse_ab
 from bench.loadgen.ceiling import ceiling_rps, efficiency, naive_ceiling_rps
 from bench.render import render
 from bench.render.bench import COLUMNS, row, summarise
+from bench.render.bench_rows import Spread
+from bench.results.bench import BenchResult
 
 OUTPUTS = Path(__file__).parent / "ab_outputs"
 RESULTS = Path(__file__).parent.parent / "results"
@@ -180,14 +182,14 @@ def test_repeats_give_the_median_with_its_spread_and_mark_overlaps() -> None:
     runs += [record("b", True, rps=rps, repeat=repeat) for repeat, rps in enumerate([115.0, 130.0, 140.0])]
     runs += [record("c", True, rps=rps, repeat=repeat) for repeat, rps in enumerate([150.0, 151.0, 152.0])]
     runs += [record("d", ok, rps=150.0, repeat=repeat) for repeat, ok in enumerate([True, False, True])]
-    a, b, c, d = summarise(runs)
-    assert (a["runs"], a["rps_median"], a["rps_min"], a["rps_max"]) == (3, 110.0, 100.0, 120.0)
-    assert a["repeat"] == 2 and a["vs_reference"] == 0.65  # the median run's own figures, the median share
-    assert a["efficiency"] == round(110.0 / 181.82, 3)
+    a, b, c, d = summarise([BenchResult.from_json(run) for run in runs])
+    assert (a.runs, a.spread) == (3, Spread(median=110.0, low=100.0, high=120.0))
+    assert a.record.repeat == 2 and a.vs_reference == 0.65  # the median run's own figures, the median share
+    assert a.efficiency == round(110.0 / 181.82, 3)
     # a (100-120) and b (115-140) overlap: this run does not tell them apart; c (150-152) stands clear.
-    assert a["within_spread_of"] == ["b"] and b["within_spread_of"] == ["a"] and c["within_spread_of"] == []
+    assert a.within_spread_of == ["b"] and b.within_spread_of == ["a"] and c.within_spread_of == []
     # One failed run fails the row: a reader must not see a median that hides it.
-    assert not d["ok"] and "within_spread_of" not in d
+    assert not d.ok and d.within_spread_of is None and d.spread is None
     assert row(a)[COLUMNS.index("requests/s")] == "110.0 (100.0–120.0)"
     assert row(a)[COLUMNS.index("within spread of")] == "b" and row(c)[COLUMNS.index("within spread of")] == "none"
 

@@ -16,6 +16,8 @@ from bench.loadgen.ceiling import ceiling_rps, naive_ceiling_rps
 from bench.loadgen.closed_loop import LOADGENS
 from bench.modes import bench as bench_mode
 from bench.render.bench import summarise
+from bench.results.bench import BenchResult
+from bench.results.store import load
 from tests.conftest import tool_against_slow_api
 
 RECORD_KEYS = {
@@ -147,13 +149,13 @@ def test_unsteady_measurements_are_measured_again_with_a_reference_of_their_own(
         ("slow_api-alone", 0, None, None, None), ("gunicorn-gevent", 0, True, None, None),
         ("slow_api-alone", 1, None, None, True), ("gunicorn-gevent", 1, None, 0, None),
     ]  # fmt: skip
-    assert all(record["steady"] is False and record["ok"] for record in records), records
+    assert all(record["cpu_probe"]["steady"] is False and record["ok"] for record in records), records
     reference, rerun = records[2:]
     assert rerun["vs_reference"] == round(rerun["rps"] / reference["rps"], 3), rerun
     # The tables count the re-run in the unsteady one's place: one row per target, from one run each.
-    rows = {row["target"]: row for row in summarise(records)}
-    assert (rows["gunicorn-gevent"]["runs"], rows["gunicorn-gevent"]["rps"]) == (1, rerun["rps"]), rows
-    assert (rows["slow_api-alone"]["runs"], rows["slow_api-alone"]["rps"]) == (1, records[0]["rps"]), rows
+    rows = {row.record.target: row for row in summarise(load(tmp_path).records_of(BenchResult))}
+    assert (rows["gunicorn-gevent"].runs, rows["gunicorn-gevent"].record.rps) == (1, rerun["rps"]), rows
+    assert (rows["slow_api-alone"].runs, rows["slow_api-alone"].record.rps) == (1, records[0]["rps"]), rows
 
 
 @pytest.mark.docker

@@ -36,12 +36,14 @@ import functools
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import pytest
 
 from bench.render.bench import summarise
+from bench.results import upgrade
+from bench.results.bench import BenchResult
 
 ROOT = Path(__file__).resolve().parent.parent
 # A Markdown link to a file of a set, `[...](results/<set>/...)`, `(../results/<set>/...)` from docs/ or
@@ -403,6 +405,25 @@ def derived(record: dict) -> Iterator[tuple[str, float]]:
             yield "ratio", record["rps_median"] / record["ceiling_rps"]
 
 
+def summarised(runs: list[dict]) -> list[dict]:
+    """summarise's rows as flat records, as the table prints them: the run a row shows, with the row's own figures
+    (its runs, the median and spread of their throughput, its efficiency and share) over it."""
+    typed = [BenchResult.from_json(upgrade.bench_record(run)) for run in runs]
+    raw = {id(record): run for record, run in zip(typed, runs, strict=True)}
+    flat = []
+    for row in summarise(typed):
+        figures = {
+            "runs": row.runs, "efficiency": row.efficiency, "vs_reference": row.vs_reference,
+            "within_spread_of": row.within_spread_of,
+        }  # fmt: skip
+        if row.spread:
+            figures |= {"rps_median": row.spread.median, "rps_min": row.spread.low, "rps_max": row.spread.high}
+        if row.steadiness:
+            figures |= asdict(row.steadiness)
+        flat.append(raw[id(row.record)] | {key: value for key, value in figures.items() if value is not None})
+    return flat
+
+
 def _load(record: dict) -> tuple:
     """What summarise groups runs by: one row per target and load."""
     return tuple(record[key] for key in ("scenario", "target", "n", "c", "delay", "client"))
@@ -423,7 +444,7 @@ def set_index(name: str, root: Path = ROOT, each_run: bool = False) -> Index:
     counted: list[dict] = records
     if repeated:
         runs = [record for record in records if bench_keys <= set(record)]
-        rows = summarise(runs)
+        rows = summarised(runs)
         # the table prints each share's range beside its median: the lowest and highest of the runs
         for row in rows:
             shares = [run["vs_reference"] for run in runs if "vs_reference" in run and _load(run) == _load(row)]
@@ -626,9 +647,10 @@ def test_a_row_named_after_a_target_takes_its_figures_from_that_target(tmp_path:
 # target's CPU came to 6.61 s: "6.6 s" is a value of the set, but not psycopg2-unpatched's median time.
 def _run(target: str, repeat: int, seconds: float, rps: float, cpu_seconds: float = 0.1) -> dict:
     return {
-        "scenario": f"bonus-{target}", "target": target, "n": 10, "c": 5, "delay": 1.0, "client": "host",
-        "repeat": repeat, "ok": True, "rps": rps, "seconds": seconds, "ceiling_rps": 3.33, "p50_ms": 3010.0,
-        "p99_ms": 3020.0, "cpu_seconds": cpu_seconds, "complete": 10, "vs_reference": round(rps / 3.32, 3),
+        "scenario": f"bonus-{target}", "target": target, "server": "gunicorn", "mode": "gevent", "workers": 1,
+        "n": 10, "c": 5, "delay": 1.0, "client": "host", "repeat": repeat, "verified": True, "ok": True, "rps": rps,
+        "seconds": seconds, "ceiling_rps": 3.33, "ceiling_naive_rps": 5.0, "p50_ms": 3010.0, "p99_ms": 3020.0,
+        "cpu_seconds": cpu_seconds, "complete": 10, "vs_reference": round(rps / 3.32, 3),
     }  # fmt: skip
 
 

@@ -12,7 +12,8 @@ from bench.containers.scenarios import LABS, ROOT, SCENARIOS, load_targets
 from bench.measure.target import choose_client
 from bench.modes import labs
 from bench.render import labs as labs_renderer
-from bench.render.document import read
+from bench.results.labs import LabResult
+from bench.results.store import load
 
 
 def by_target(records: list[dict]) -> dict[str, dict]:
@@ -117,6 +118,6 @@ def test_cpu_starvation(client: None) -> None:
 
 def test_committed_results_md_is_rendered_from_results_json() -> None:
     folder = ROOT / "results" / "2026-11-23-labs"
-    document = read(folder)
-    assert {record["lab"] for record in document.results} == set(LABS)
-    assert labs_renderer.markdown(document) == (folder / "results.md").read_text()
+    loaded = load(folder)
+    assert {record.lab for record in loaded.records_of(LabResult)} == set(LABS)
+    assert labs_renderer.markdown(loaded) == (folder / "results.md").read_text()

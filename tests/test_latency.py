@@ -56,6 +56,7 @@ def point(fraction: float, **measured: object) -> dict:
     base = {
         "scenario": "sync-gunicorn", "target": "gunicorn-sync", "server": "gunicorn", "mode": "sync", "workers": 4,
         "threads_per_worker": 50, "gevent_cores": None, "concurrency": 200, "delay": 1.0, "verified": True,
+        "loadgen": "vegeta", "client": "host",
         "problem": None, "ok": True, "base_rps": 190.0, "fraction": fraction, "offered_rps": round(190 * fraction),
         "requests": round(1900 * fraction), "sent_rps": round(190 * fraction), "success_ratio": 1.0,
         "keeps_up": True, "status_codes": {"200": 10}, "failure_kinds": {}, "p50_ms": 1010.0, "p90_ms": 1020.0,

@@ -9,11 +9,15 @@ import pytest
 
 from bench.modes import map as workload_map
 from bench.render import map as map_renderer
+from bench.results.bench import BenchResult
 
 
 def test_winner_lead_and_the_rigged_pair() -> None:
-    def record(label: str, delay: float, cpu: int, c: int, rps: float, ok: bool = True) -> dict:
-        return {"label": label, "delay": delay, "cpu_units": cpu, "c": c, "rps": rps, "ok": ok}
+    def record(label: str, delay: float, cpu: int, c: int, rps: float, ok: bool = True) -> BenchResult:
+        target = {"scenario": "sync-gunicorn", "target": label, "server": "gunicorn", "mode": "sync", "workers": 1}
+        load = {"n": 10 * c, "client": "host", "ceiling_rps": 1000.0, "ceiling_naive_rps": 1000.0}
+        measured = {"label": label, "delay": delay, "cpu_units": cpu, "c": c, "rps": rps, "verified": True, "ok": ok}
+        return BenchResult.from_json(target | load | measured)
 
     records = [
         record("threads", 0.5, 0, 500, 200.0),

@@ -13,10 +13,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
-# Lowest first: a module imports from its own package or one before it, never one after. The renderers sit below
-# the measuring machinery because a run's result set renders itself when the run ends; they read results.json
-# alone, so they need nothing of what runs containers.
-LAYERS = ("loadgen", "containers", "render", "measure", "modes")
+# Lowest first: a module imports from its own package or one before it, never one after. The result set's file
+# (bench/results: its format, its typed records, loading and saving) is the bottom: the measuring machinery writes
+# through it, the renderers read through it, the modes do both, and it imports none of them. The renderers sit
+# above the measuring machinery, which never draws a page: a mode, when its run ends, hands the set as it loads to
+# its renderer. A renderer reads results.json alone, so it needs nothing of what runs containers (and imports
+# nothing that starts a process, below).
+LAYERS = ("results", "loadgen", "containers", "measure", "render", "modes")
 # `python -m bench up|down|ab|threads`: the Makefile's commands for one scenario, beside the modes.
 TOP = {"__main__": "modes", "__init__": "loadgen"}
 
@@ -151,8 +154,24 @@ def test_there_are_modes() -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_a_mode_has_its_kind_of_record(mode: str) -> None:
+    """1. Its record typed in bench/results, named in store.RECORD_KINDS under the mode's name."""
+    from bench.results import store
+
+    assert mode in store.RECORD_KINDS, f"bench/results/store.py's RECORD_KINDS has no entry {mode!r}"
+
+
+def test_every_kind_of_set_that_loads_has_its_renderer() -> None:
+    """A set loads typed by its mode, and renders by it: the two tables name the same modes and kinds."""
+    from bench import render
+    from bench.results import store
+
+    assert set(store.RECORD_KINDS) == set(render.RENDERERS)
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_a_mode_has_a_main_and_a_result_set(mode: str) -> None:
-    """1. bench/modes/<mode>.py with main(), which opens a ResultSet and finishes it."""
+    """2. bench/modes/<mode>.py with main(), which opens a ResultSet, finishes it and renders it."""
     tree = ast.parse(MODULES[f"modes.{mode}"].read_text())
     functions = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
     calls = {
@@ -160,23 +179,25 @@ def test_a_mode_has_a_main_and_a_result_set(mode: str) -> None:
         for node in ast.walk(tree)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
     }
-    finished = bool({"finish", "finish_and_say"} & calls)
-    assert "main" in functions and "ResultSet" in calls and finished, (mode, sorted(functions))
+    done = {"finish", "render"} <= calls
+    assert "main" in functions and "ResultSet" in calls and done, (mode, sorted(functions))
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_mode_has_its_renderer_in_the_dispatch(mode: str) -> None:
-    """2. bench/render/<mode>.py with render(out, document), named in the dispatch under the mode's name."""
+    """3. bench/render/<mode>.py with render(out, loaded), named in the dispatch under the mode's name, and the mode
+    itself imports it: its run ends by rendering its own set, nothing below the modes draws a page."""
     from bench import render
 
     renderer = render.RENDERERS.get(mode)
     assert renderer is not None, f"render.RENDERERS has no entry {mode!r}"
     assert renderer.__name__ == f"bench.render.{mode}" and callable(renderer.render), renderer.__name__
+    assert f"render.{mode}" in IMPORTS[f"modes.{mode}"], f"bench/modes/{mode}.py does not import its renderer"
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_mode_has_its_make_target(mode: str) -> None:
-    """3. A make target of the same name that runs it, with its `##` help line for `make help`."""
+    """4. A make target of the same name that runs it, with its `##` help line for `make help`."""
     assert re.search(rf"^{mode}: .*## ", MAKEFILE, re.M), f"no `{mode}:` target with a ## help line in the Makefile"
     assert f"-m bench.modes.{mode} " in MAKEFILE, f"the Makefile never runs python -m bench.modes.{mode}"
 

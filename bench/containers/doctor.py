@@ -20,6 +20,7 @@ from typing import Any
 
 from bench.containers.sampler import SAMPLER_IMAGE, sees_container
 from bench.containers.scenarios import ROOT
+from bench.results import store
 
 
 def published_ports() -> tuple[int, ...]:
@@ -153,11 +154,10 @@ def make_bench_duration_line(sets: list[Path]) -> str:
     minutes: how long the whole run took, with the options it ran with."""
     runs = []
     for path in sets:
-        document = json.loads(path.read_text())
-        metadata = document.get("metadata", {})
+        metadata, records = store.read_json(path.parent)
         if metadata.get("mode") == "bench":
             # A run of a few scenarios (SCENARIOS=) takes a part of the whole: say how many it had.
-            named = {record.get("scenario") for record in document.get("results", [])} - {"reference-slow-api"}
+            named = {record.get("scenario") for record in records} - {"reference-slow-api"}
             runs.append((len(named), metadata.get("date", ""), path.parent.name, metadata))
     if not runs:
         return "not recorded: no committed make bench result set"

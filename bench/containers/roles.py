@@ -27,6 +27,7 @@ import yaml
 
 from bench.containers.compose import READ_ONLY, RunningScenario, ScenarioError, compose_command
 from bench.containers.scenarios import ROOT, Target
+from bench.results.records import CpuProbe
 
 ROLES = ("server", "client", "database")
 # The services the app waits on: they run on the database's engine, unless a scenario loads one itself (the
@@ -421,12 +422,6 @@ def probe(placed: Roles) -> dict[str, float]:
     return timed
 
 
-def steadiness(before: dict[str, float], after: dict[str, float]) -> dict[str, Any]:
+def steadiness(before: dict[str, float], after: dict[str, float]) -> CpuProbe:
     """The probe around a measurement, and whether every role's CPU kept its speed within UNSTEADY_FACTOR."""
-    moved = {role: round(max(before[role], after[role]) / min(before[role], after[role]), 3) for role in before}
-    return {
-        "cpu_probe_before": before,
-        "cpu_probe_after": after,
-        "cpu_probe_moved": moved,
-        "steady": all(factor <= UNSTEADY_FACTOR for factor in moved.values()),
-    }
+    return CpuProbe.judged({role: {"before": before[role], "after": after[role]} for role in before}, UNSTEADY_FACTOR)

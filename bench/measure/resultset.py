@@ -1,6 +1,6 @@
 """A run's result set from start to end, the same for every mode: its folder, the file limit, the metadata with
-the real command, every record written to OUT/results.json as it comes, and at the end the set rendered from that
-file alone (results.md, charts, index.html). Also the one line per phase every mode prints while it runs."""
+the real command, every record written to OUT/results.json as it comes (bench/results), and at the end the set as
+it loads from that file, for the mode's renderer. Also the one line per phase every mode prints while it runs."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from typing import Any, Protocol
 
 from bench.containers.compose import compose_command, docker
 from bench.containers.scenarios import ROOT
-from bench.render import document, render
+from bench.results import store
+from bench.results.store import LoadedSet
 
 
 class Progress:
@@ -99,15 +100,16 @@ class Record(Protocol):
 class ResultSet:
     """OUT (or results/<UTC time><suffix>) made, the file limit raised, the metadata taken; then `add` each record
     as it is measured (typed records are turned to JSON on every write, so a mode may still complete them, as the
-    same-run reference does at the end) and `finish` to write the last of it and render the set."""
+    same-run reference does at the end), `finish` to write the last of it and load the set back for the mode's
+    renderer, and `say` where it is."""
 
     def __init__(self, program: str, mode: str, arguments: list[str], out: Path | None, suffix: str = "") -> None:
         self.out = out or ROOT / "results" / (datetime.now(UTC).strftime("%Y-%m-%dT%H%M%SZ") + suffix)
         self.out.mkdir(parents=True, exist_ok=True)
         raise_file_limit()
-        self.document = document.Document(metadata(program, arguments, mode))
-        self.metadata = self.document.metadata  # the same dict: a mode adds to it as it learns more
+        self.metadata = metadata(program, arguments, mode)  # a mode adds to it as it learns more
         self.records: list[Record | dict[str, Any]] = []
+        self.written: list[dict[str, Any]] = []  # the records as results.json holds them now
         self.started = time.monotonic()
 
     @property
@@ -119,18 +121,17 @@ class ResultSet:
         self.save()
 
     def save(self) -> None:
-        self.document.results = [r if isinstance(r, dict) else r.to_json() for r in self.records]
-        document.write(self.out, self.document)
+        self.written = [r if isinstance(r, dict) else r.to_json() for r in self.records]
+        store.write(self.out, self.metadata, self.written)
 
-    def finish(self) -> Path:
-        """The last write, with how long the run took, then the set rendered from results.json alone."""
+    def finish(self) -> LoadedSet:
+        """The last write, with how long the run took; then the set as it loads from results.json, which is all
+        its renderer may draw from: what a committed set renders from again."""
         self.metadata["minutes"] = self.minutes
         self.save()
-        render(self.out)
-        return self.out
+        return store.load(self.out)
 
-    def finish_and_say(self, failures: list[str], files: str) -> int:
-        """finish(), then one line: where the set is, its files, and what was not OK; the mode's exit status."""
-        out = self.finish()
-        print(f"\nresults in {out}: {files}" + (f"; NOT OK: {', '.join(failures)}" if failures else ""))
+    def say(self, failures: list[str], files: str) -> int:
+        """One line: where the set is, its files, and what was not OK; the mode's exit status."""
+        print(f"\nresults in {self.out}: {files}" + (f"; NOT OK: {', '.join(failures)}" if failures else ""))
         return 1 if failures else 0

@@ -27,6 +27,7 @@ from bench.containers.scenarios import REFERENCE, Target
 from bench.loadgen.ceiling import cpu_bound_rps, efficiency, naive_ceiling_rps
 from bench.loadgen.closed_loop import LOADGENS, LoadGenerator
 from bench.measure.resultset import Progress
+from bench.results.records import CpuProbe
 
 # The app's settings that change its speed; each record keeps their values as the container had them.
 APP_SETTINGS = (
@@ -191,8 +192,7 @@ class BenchRecord:
     verified: bool = False
     problem: str | None = None
     measurement: Measurement | None = None
-    # The CPU probe around the measurement (bench/containers/roles.py).
-    steadiness: dict[str, Any] = field(default_factory=dict)
+    cpu_probe: CpuProbe | None = None  # the CPU's speed around the measurement (bench/containers/roles.py)
     survived: bool | None = None  # overload: did the target still answer after its first failing load
     repeat: int | None = None
     # A re-run (--rerun-unsteady): the repeat whose unsteady record this one stands in for; that record keeps
@@ -210,7 +210,7 @@ class BenchRecord:
 
     @property
     def unsteady(self) -> bool:
-        return self.steadiness.get("steady") is False
+        return self.cpu_probe is not None and self.cpu_probe.steady is False
 
     @property
     def rps(self) -> float | None:
@@ -239,7 +239,8 @@ class BenchRecord:
         record |= {"verified": self.verified, "problem": self.problem}
         if self.measurement:
             record |= self.measurement.to_json()
-        record |= self.steadiness
+        if self.cpu_probe is not None:
+            record["cpu_probe"] = self.cpu_probe.to_json()
         record["problem"] = self.problem
         if self.survived is not None:
             record["survived"] = self.survived
@@ -387,7 +388,7 @@ def run_scenario(
                     before = roles.probe(placed)
                     record.measurement = measure(record, running)
                     record.problem = record.measurement.problem
-                    record.steadiness = roles.steadiness(before, roles.probe(placed))
+                    record.cpu_probe = roles.steadiness(before, roles.probe(placed))
                 if overload and record.verified and record.problem:
                     # The first failing concurrency is the finding; what matters next is that the server lives.
                     progress.show(label, "overloaded: does it still answer?")

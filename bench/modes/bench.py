@@ -23,6 +23,7 @@ from bench.containers.scenarios import LOADS, REFERENCE, SCENARIOS, Target, load
 from bench.loadgen.closed_loop import LOADGENS
 from bench.measure.resultset import Progress, ResultSet
 from bench.measure.target import BenchRecord, Client, Load, choose_client, compare_to_reference, run_scenario
+from bench.render import bench as renderer
 
 SWEEP_CONCURRENCIES = (10, 50, 200, 500, 1000)
 
@@ -194,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.overload:
         # Overload looks for failures: only a server that was unusable before, or did not survive, is one.
         failures = [r.target.name for r in records if not r.verified or r.survived is False]
-    return results.finish_and_say(failures, "results.json, results.md, charts")
+    renderer.render(results.out, results.finish())
+    return results.say(failures, "results.json, results.md, charts")
 
 
 if __name__ == "__main__":

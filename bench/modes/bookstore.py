@@ -11,7 +11,8 @@ replaying the SQL captured from the targets for the same endpoint (bench/loadgen
 the database sees from a target, once for all the targets that share scripts, clients and protocol. A target's
 throughput reads as a share of the database's: `vs_database`. Rounds repeat (--repeats), over a sweep of clients
 (--clients); a CPU probe on the host around each wrk and each pgbench marks the measurements the machine's speed
-moved under (`steady`). A target's first warm-up lasts until its CPU per request stops falling (PyPy's JIT).
+moved under (`cpu_probe`, its `steady`). A target's first warm-up lasts until its CPU per request stops falling
+(PyPy's JIT).
 
 Every figure compares within one run only: machines here differ by up to 2x from one session to the next.
 """
@@ -65,6 +66,8 @@ from bench.measure.bookstore import (
 from bench.measure.resultset import Progress, ResultSet
 from bench.measure.sql_capture import capture
 from bench.measure.target import choose_client, host_cpu_probe, image_packages
+from bench.render import bookstore as renderer
+from bench.results.records import CpuProbe
 
 SECONDS = 12  # the slow page's 1.5 times as long
 WARM_SECONDS = 5  # pools filled, the rows the load reads in Postgres's cache
@@ -266,8 +269,8 @@ def measure_app(
         "pg_transactions_per_request": _ratio(net.transactions, served),
         "pg_statements_per_request": _kinds(net.statements, served),
         "pg_cpu_ms_per_transaction": _per(net.cpu_seconds, net.transactions),
-        "app_rss_mb_peak": usage.rss_mb_peak,
-        "app_threads_peak": usage.threads_peak,
+        "rss_mb_peak": usage.rss_mb_peak,
+        "threads_peak": usage.threads_peak,
         # Where the sampler could not read Postgres's cgroup (the harness in a container of its own), its memory
         # once, read as cgroup.py can (through the engine).
         "pg_memory_mb_peak": usage.pg_memory_mb_peak or cgroup.container_memory_mb(containers["postgres"]),
@@ -295,7 +298,7 @@ def measure_app(
 
 # The figures of the sampler, empty where it could not run (through the engine); the cgroup's figures are read
 # through the engine there (bench/containers/cgroup.py).
-SAMPLED = ("app_cpu_ms_per_request", "app_rss_mb_peak", "app_threads_peak", "pg_sessions_peak", "pg_busy_peak")
+SAMPLED = ("app_cpu_ms_per_request", "rss_mb_peak", "threads_peak", "pg_sessions_peak", "pg_busy_peak")
 
 
 def not_sampled(sampler: Sampler | EngineSampler, record: dict[str, Any]) -> dict[str, Any]:
@@ -552,7 +555,7 @@ def measure_round(
     references: dict[tuple[str, int, str], dict[str, Any]] = {}
     for record in records:
         if "rps" not in record:
-            yield record
+            yield with_cpu_probe(record, judged=False)
             continue
         key = (json.dumps(record["pgbench_scripts"], sort_keys=True), record["db_clients"], record["pgbench_protocol"])
         if key not in references:
@@ -567,15 +570,29 @@ def measure_round(
             record["problem"] = f"pgbench: {record['pgbench_problem']}"
         if record.get("rps") and record.get("pgbench_tps"):
             record["vs_database"] = round(record["rps"] / record["pgbench_tps"], 3)
-        probes = [record[probe] for probe in PROBES if record.get(probe)]
-        moved = round(max(probes) / min(probes), 3) if probes else None
-        record |= {"cpu_probe_moved": moved, "steady": moved is not None and moved <= UNSTEADY_FACTOR}
-        yield record
+        yield with_cpu_probe(record, judged=True)
 
 
-# The CPU probe around a target's wrk and around its reference's pgbench: the measurement is steady when the
-# machine's speed kept within UNSTEADY_FACTOR over all four, as make bench marks its own.
-PROBES = ("cpu_probe_s_before", "cpu_probe_s_after_wrk", "pgbench_cpu_probe_s_before", "cpu_probe_s_after")
+# The CPU probe on the host around a target's wrk and around its reference's pgbench, each kept under its own key
+# while the round runs: the measurement is steady when the machine's speed kept within UNSTEADY_FACTOR over all
+# four, as make bench marks its own.
+PROBES = {
+    "before": "cpu_probe_s_before",
+    "after_wrk": "cpu_probe_s_after_wrk",
+    "pgbench_before": "pgbench_cpu_probe_s_before",
+    "after": "cpu_probe_s_after",
+}
+
+
+def with_cpu_probe(record: dict[str, Any], judged: bool) -> dict[str, Any]:
+    """The record with its host probes as one `cpu_probe` (bench/results/records.py), judged once the database
+    alone has run too; a measurement that stopped before that keeps its times unjudged."""
+    seconds = {moment: record.pop(key) for moment, key in PROBES.items() if key in record}
+    if seconds:
+        host = {"host": seconds}
+        probe = CpuProbe.judged(host, UNSTEADY_FACTOR) if judged else CpuProbe(host, {}, None)
+        record["cpu_probe"] = probe.to_json()
+    return record
 
 
 @contextmanager
@@ -807,7 +824,7 @@ def main(argv: list[str] | None = None) -> int:
             for record in run(running, targets, loads, plan, endings, args.repeats, progress):
                 keep(record)
     except ScenarioError as error:
-        measured = {(r["target"], r["load"], r["clients"], r.get("repeat")) for r in results.document.results}
+        measured = {(r["target"], r["load"], r["clients"], r.get("repeat")) for r in results.written}
         for repeat in range(1, args.repeats + 1):
             for ending in endings:
                 for target in targets:
@@ -815,8 +832,9 @@ def main(argv: list[str] | None = None) -> int:
                         record = describe(target, load, args.scale, args.seconds, ending) | {"repeat": repeat}
                         if (record["target"], load.name, load.clients, repeat) not in measured:
                             keep(record | {"verified": False, "problem": f"not measured: {error.in_one_line()}"})
-    failures = sorted({f"{r['target']}/{r['load']}" for r in results.document.results if not r["ok"]})
-    return results.finish_and_say(failures, "results.json, results.md, charts, index.html")
+    failures = sorted({f"{r['target']}/{r['load']}" for r in results.written if not r["ok"]})
+    renderer.render(results.out, results.finish())
+    return results.say(failures, "results.json, results.md, charts, index.html")
 
 
 if __name__ == "__main__":

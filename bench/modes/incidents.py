@@ -57,6 +57,7 @@ from bench.loadgen import timeline
 from bench.measure import bookstore
 from bench.measure.resultset import ResultSet
 from bench.measure.target import cpu_ms_per_unit, image_packages, verify
+from bench.render import incidents as renderer
 
 # The hog: requests of the app's largest CPU work at once (about a second each, one after another in a gevent
 # process), against a worker timeout of HOG_TIMEOUT s: gunicorn's master kills a worker that has not reported in
@@ -458,14 +459,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeat > 1:
         # How much the counts move from one repeat to the next, per target and event: in the metadata, beside them.
         groups: dict[str, list[dict[str, Any]]] = {}
-        for record in results.document.results:
+        for record in results.written:
             groups.setdefault(f"{record['target']} / {record['event']}", []).append(record)
         results.metadata["spread_across_repeats"] = {
             label: {key: spread(members, key) for key in ("sent", "answered", "failed", "recovery_s")}
             for label, members in groups.items()
         }
-    failures = [f"{r['target']} / {r['event']}" for r in results.document.results if not r["ok"]]
-    return results.finish_and_say(failures, "results.json, results.md, incidents-*.png")
+    failures = [f"{r['target']} / {r['event']}" for r in results.written if not r["ok"]]
+    renderer.render(results.out, results.finish())
+    return results.say(failures, "results.json, results.md, incidents-*.png")
 
 
 if __name__ == "__main__":

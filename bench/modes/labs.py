@@ -25,6 +25,7 @@ from bench.containers.scenarios import LABS, ROOT, Target, load_targets
 from bench.loadgen.closed_loop import LOADGENS
 from bench.measure.resultset import Progress, ResultSet
 from bench.measure.target import choose_client, cpu_ms_per_unit, image_packages
+from bench.render import labs as renderer
 from bench.render.labs import COLUMNS, cell
 
 # The ab image (python:3.14-slim with ab), for its Python: burst.py needs nothing else.
@@ -236,7 +237,8 @@ def main(argv: list[str] | None = None) -> int:
         for record in records:
             results.add(record)
         progress.done += 1
-    out = results.finish()  # results.md and index.html
+    out = results.out
+    renderer.render(out, results.finish())  # results.md and index.html
     print(f"\nresults in {out}: results.json, results.md, index.html" + (f"; FAILED: {failed}" if failed else ""))
     return 1 if failed else 0
 

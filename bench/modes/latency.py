@@ -44,6 +44,7 @@ from bench.measure.target import (
     verify,
     warm_up,
 )  # fmt: skip
+from bench.render import latency as renderer
 
 FRACTIONS = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5)
 BASE_ROUNDS = 3
@@ -176,8 +177,9 @@ def main(argv: list[str] | None = None) -> int:
             for target in ours:
                 problem = f"did not start: {error.in_one_line()}"
                 keep(describe(target, args.delay, place) | {"verified": False, "problem": problem})
-    failures = sorted({record["target"] for record in results.document.results if not record["ok"]})
-    return results.finish_and_say(failures, "results.json, results.md, latency.png")
+    failures = sorted({record["target"] for record in results.written if not record["ok"]})
+    renderer.render(results.out, results.finish())
+    return results.say(failures, "results.json, results.md, latency.png")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from bench.containers.scenarios import Target, load_targets
 from bench.loadgen.ceiling import cpu_bound_rps
 from bench.measure.resultset import Progress, ResultSet
 from bench.measure.target import Load, choose_client, run_scenario
+from bench.render import map as renderer
 
 DELAYS = (0.02, 0.5)  # seconds of I/O wait: a quick database query, a slow API
 CPUS = (0, 2, 10)  # units of about 1 ms of CPU each: none, a small template, a heavy serialisation
@@ -102,8 +103,8 @@ def main(argv: list[str] | None = None) -> int:
             progress.done += 1
             print(f"    {record.rps or '-'} requests/s, {'ok' if record.ok else record.problem}", flush=True)
             failures += [] if record.ok else [mapped.label]
-    out = results.finish()  # results.md, the charts and index.html
-    print(f"\nresults in {out}: results.json, results.md, index.html and the two charts")
+    renderer.render(results.out, results.finish())  # results.md, the charts and index.html
+    print(f"\nresults in {results.out}: results.json, results.md, index.html and the two charts")
     return 1 if failures else 0
 
 

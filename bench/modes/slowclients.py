@@ -30,6 +30,7 @@ from bench.containers.compose import RunningScenario, ScenarioError
 from bench.containers.scenarios import SCENARIOS, Target, load_targets
 from bench.measure.resultset import Progress, ResultSet
 from bench.measure.target import image_packages, verify
+from bench.render import slowclients as renderer
 
 KINDS = ("head", "body", "idle")
 LEVELS = (10, 25, 50, 100, 200, 400, 800, 1600)
@@ -321,8 +322,9 @@ def main(argv: list[str] | None = None) -> int:
             for target in pending:
                 failed = {"verified": False, "problem": f"did not start: {error.in_one_line()}"}
                 keep(describe(target) | failed, len(args.kinds) * len(args.levels) - 1)
-    failures = sorted({r["target"] for r in results.document.results if not r["ok"]})
-    return results.finish_and_say(failures, "results.json, results.md")
+    failures = sorted({r["target"] for r in results.written if not r["ok"]})
+    renderer.render(results.out, results.finish())
+    return results.say(failures, "results.json, results.md")
 
 
 if __name__ == "__main__":

@@ -1,17 +1,19 @@
 """The renderers: a result set drawn again from its OUT/results.json alone (results.md, the charts, index.html),
-by the renderer of the mode that made it. No Docker, no load: any machine, long after the run.
+by the renderer of the mode that made it, from the set as bench/results loads it, typed. No Docker, no load: any
+machine, long after the run.
 
-`render(out)` is the one dispatch; every result set calls it when its run ends, and `python -m bench.render OUT`
-calls it for a committed set."""
+Each mode calls its own renderer when its run ends; `render(out)`, the dispatch, renders a set by the mode that made
+it: `python -m bench.render OUT` for a committed set."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from types import ModuleType
 
-from bench.render import bench, bookstore, document, incidents, labs, latency, map, slowclients
+from bench.render import bench, bookstore, incidents, labs, latency, map, slowclients
+from bench.results import store
 
-# Each mode's renderer: a module with render(out, document). bench.py draws make bench, sweep and overload.
+# Each mode's renderer: a module with render(out, loaded). bench.py draws make bench, sweep and overload.
 RENDERERS: dict[str, ModuleType] = {
     "bench": bench,
     "sweep": bench,
@@ -26,6 +28,6 @@ RENDERERS: dict[str, ModuleType] = {
 
 
 def render(out: Path) -> None:
-    found = document.read(out)
+    loaded = store.load(out)
     # A mode this version does not know (a set from a newer harness) still gets its records' table.
-    RENDERERS.get(found.mode, bench).render(out, found)
+    RENDERERS.get(loaded.mode, bench).render(out, loaded)

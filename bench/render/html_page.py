@@ -8,12 +8,12 @@ import base64
 import html
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from string import Template
-from typing import Any
+from typing import Protocol, TypeVar
 
-from bench.render import shared
+from bench.results.records import Metadata
 
 
 def inline(markdown: str) -> str:
@@ -21,9 +21,19 @@ def inline(markdown: str) -> str:
     return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(markdown))
 
 
-def record_cell(
-    column: str, text: str, record: dict[str, Any], sort_keys: dict[str, Callable[[dict[str, Any]], float | None]]
-) -> str:
+class Judged(Protocol):
+    """A row of a records' table: a failed one shows in red."""
+
+    @property
+    def ok(self) -> bool: ...
+
+
+Row = TypeVar("Row", bound=Judged)
+# What a numeric column sorts by: the number behind a row's cell, never its text ("4 x 50 threads").
+SortKeys = Mapping[str, Callable[[Row], float | None]]
+
+
+def record_cell(column: str, text: str, record: Row, sort_keys: SortKeys[Row]) -> str:
     # "–" (not measured) and FAILED cells carry no sort value: the script puts them last either way.
     if text == "–":
         return f"<td>{inline(text)}</td>"
@@ -59,8 +69,8 @@ def summary_cell(text: str, numeric: bool) -> str:
 def table(
     columns: tuple[str, ...],
     rows: list[list[str]],
-    records: list[dict[str, Any]] | None = None,
-    sort_keys: dict[str, Callable[[dict[str, Any]], float | None]] | None = None,
+    records: Sequence[Row] | None = None,
+    sort_keys: SortKeys[Row] | None = None,
 ) -> str:
     """Every table sorts (a button per header). The records' table sorts by the numbers behind its cells; a summary
     table without records by the number each cell starts with, in a column where most cells start with one."""
@@ -86,7 +96,7 @@ def table(
     body = ""
     for row, record in zip(rows, records, strict=True):
         cells = "".join(record_cell(column, text, record, sort_keys) for column, text in zip(columns, row, strict=True))
-        body += f"<tr>{cells}</tr>" if record["ok"] else f'<tr class="failed">{cells}</tr>'
+        body += f"<tr>{cells}</tr>" if record.ok else f'<tr class="failed">{cells}</tr>'
     return f'<table class="sortable"><thead><tr>{header}</tr></thead><tbody>{body}</tbody></table>'
 
 
@@ -135,49 +145,36 @@ def chart(path: Path) -> str:
     return f'<figure><img alt="{html.escape(path.name)}" src="data:image/png;base64,{data}"></figure>'
 
 
-def facts(metadata: dict[str, Any], mode: str) -> str:
+def facts(metadata: Metadata, mode: str) -> str:
     listed = {
-        "date": metadata.get("date"),
-        "git commit": metadata.get("git_commit"),
-        "cores": metadata.get("cpu_count"),
-        **({"CPU": metadata["cpu_model"]} if metadata.get("cpu_model") else {}),
-        "kernel": f"Linux {metadata['kernel']}" if metadata.get("kernel") else None,
-        "Docker": metadata.get("docker_version"),
-        "Compose": metadata.get("compose_version"),
+        "date": metadata.date,
+        "git commit": metadata.git_commit,
+        "cores": metadata.cpu_count,
+        **({"CPU": metadata.cpu_model} if metadata.cpu_model else {}),
+        "kernel": f"Linux {metadata.kernel}" if metadata.kernel else None,
+        "Docker": metadata.docker_version,
+        "Compose": metadata.compose_version,
         "mode": mode,
     }
     items = "".join(f"<dt>{name}</dt><dd>{html.escape(str(value or '–'))}</dd>" for name, value in listed.items())
     return f"<dl>{items}</dl>"
 
 
-def command_label(record: dict[str, Any]) -> str:
-    if "c" in record:
-        return shared.label(record)
-    # A latency record: a target at an offered rate, not a number of clients.
-    rate = f", {record['offered_rps']:g} requests/s" if "offered_rps" in record else ""
-    return f"{record['scenario']} / {record['target']}{rate}"
-
-
-def commands(records: list[dict[str, Any]]) -> str:
-    items, based = "", set()
-    for record in records:
-        label = html.escape(command_label(record))
-        if record.get("base_command") and record["target"] not in based:
-            # The closed-loop run that measured a latency target's base rate, once, before its first rate.
-            based.add(record["target"])
-            base = html.escape(record["base_command"])
-            items += f"<li>{html.escape(record['target'])}, base rate: <code>{base}</code></li>"
-        if record.get("command"):
-            items += f"<li>{label}: <code>{html.escape(record['command'])}</code></li>"
+def commands(ran: Iterable[tuple[str, str | None, str | None]]) -> str:
+    """The commands, one per row of the set: (what ran, its command or None where nothing ran, and then why)."""
+    items = ""
+    for label, command, problem in ran:
+        if command:
+            items += f"<li>{html.escape(label)}: <code>{html.escape(command)}</code></li>"
         else:
-            items += f"<li>{label}: not run ({html.escape(str(record.get('problem')))})</li>"
+            items += f"<li>{html.escape(label)}: not run ({html.escape(str(problem))})</li>"
     return f"<h2>Commands, one per row</h2><ol>{items}</ol>"
 
 
-def packages(metadata: dict[str, Any]) -> str:
+def packages(metadata: Metadata) -> str:
     items = "".join(
         f"<li><code>{html.escape(image)}</code>: {html.escape(' '.join(names))}</li>"
-        for image, names in (metadata.get("packages") or {}).items()
+        for image, names in metadata.packages.items()
     )
     return f"<details><summary>Packages in the images</summary><ul>{items}</ul></details>" if items else ""
 
@@ -263,7 +260,7 @@ SORTING = (
 
 def write(
     out: Path,
-    metadata: dict[str, Any],
+    metadata: Metadata,
     mode: str,
     *,
     heading: str,
@@ -279,7 +276,7 @@ def write(
     page = PAGE.substitute(
         title=html.escape(out.resolve().name),
         heading=html.escape(heading),
-        command=html.escape(str(metadata.get("command", "–"))),
+        command=html.escape(metadata.command),
         metadata=facts(metadata, mode),
         verdict=verdict,
         summary=summary,
@@ -293,9 +290,9 @@ def write(
     (out / "index.html").write_text(page)
 
 
-def from_markdown(out: Path, metadata: dict[str, Any], mode: str) -> None:
+def from_markdown(out: Path, metadata: Metadata, mode: str) -> None:
     """index.html for a set whose results.md is the page (the map, the labs): its heading, command and facts above,
     its tables, lists and charts below."""
     lines = (out / "results.md").read_text().splitlines()
-    body = [line for line in lines[1:] if line != f"`{metadata.get('command')}`"]
+    body = [line for line in lines[1:] if line != f"`{metadata.command}`"]
     write(out, metadata, mode, heading=lines[0].removeprefix("# "), table=markdown(body, out))

@@ -7,12 +7,13 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import matplotlib.pyplot as plt
 
 from bench.render import html_page, shared
-from bench.render.document import Document
+from bench.results.incidents import IncidentResult
+from bench.results.records import Metadata
+from bench.results.store import LoadedSet
 
 COLUMNS = (
     "target", "server", "at once", "event", "repeat", "sent", "2xx", "lost", "lost by kind",
@@ -20,34 +21,32 @@ COLUMNS = (
 )  # fmt: skip
 
 
-def recovery(record: dict[str, Any]) -> str:
-    if "event_at_s" not in record:
+def recovery(record: IncidentResult) -> str:
+    if not record.has_moment:
         return "–"  # a setting that acts all through the load: no single moment to recover from
-    return "never" if record["recovery_s"] is None else f"{record['recovery_s']:.1f}"
+    return "never" if record.recovery_s is None else f"{record.recovery_s:.1f}"
 
 
-def row(record: dict[str, Any]) -> list[str]:
-    head = [record["target"], record["server"], shared.at_once(record), record["event"], str(record.get("repeat", 1))]
-    if "sent" not in record:
-        return head + [f"**FAILED**: {record['problem']}"] + ["–"] * (len(COLUMNS) - len(head) - 1)
-    kinds = ", ".join(f"{kind} {count}" for kind, count in record["failed_by_kind"].items()) or "–"
-    in_flight = (
-        f"{record['failed_in_flight_at_event']} of {record['in_flight_at_event']}" if "event_at_s" in record else "–"
-    )
-    lost = f"**{record['failed']}**" if record["failed"] else "0"
+def row(record: IncidentResult) -> list[str]:
+    head = [record.target, record.server, shared.at_once(record), record.event, str(record.repeat)]
+    if not record.loaded:
+        return head + [f"**FAILED**: {record.problem}"] + ["–"] * (len(COLUMNS) - len(head) - 1)
+    kinds = ", ".join(f"{kind} {count}" for kind, count in record.failed_by_kind.items()) or "–"
+    in_flight = f"{record.failed_in_flight_at_event} of {record.in_flight_at_event}" if record.has_moment else "–"
+    lost = f"**{record.failed}**" if record.failed else "0"
     return head + [
-        str(record["sent"]), str(record["answered"]), lost, kinds, in_flight, recovery(record),
-        "yes" if record.get("serves_after") else "**no**",
+        str(record.sent), str(record.answered), lost, kinds, in_flight, recovery(record),
+        "yes" if record.serves_after else "**no**",
     ]  # fmt: skip
 
 
 WRITE_COLUMNS = ("target", "event", "repeat", "writes acknowledged", "found", "lost", "stored, 201 never read")
 
 
-def write_row(record: dict[str, Any]) -> list[str]:
-    lost = f"**{record['writes_lost']}**" if record["writes_lost"] else "0"
-    return [record["target"], record["event"], str(record.get("repeat", 1)), str(record["writes_acknowledged"]),
-            str(record["writes_found"]), lost, str(record["writes_unacknowledged"])]  # fmt: skip
+def write_row(record: IncidentResult) -> list[str]:
+    lost = f"**{record.writes_lost}**" if record.writes_lost else "0"
+    return [record.target, record.event, str(record.repeat), str(record.writes_acknowledged),
+            str(record.writes_found), lost, str(record.writes_unacknowledged)]  # fmt: skip
 
 
 WRITES_NOTE = (
@@ -63,15 +62,15 @@ def chart_name(event: str) -> str:
     return f"incidents-{event}.png"
 
 
-def timeline_chart(event: str, records: list[dict[str, Any]], metadata: dict[str, Any], path: Path) -> None:
+def timeline_chart(event: str, records: list[IncidentResult], metadata: Metadata, path: Path) -> None:
     """One panel per target (its first repeat): 2xx per 100 ms as a line, errors stacked below by kind."""
-    shown: dict[str, dict[str, Any]] = {}
+    shown: dict[str, IncidentResult] = {}
     for record in records:
-        shown.setdefault(record["target"], record)
+        shown.setdefault(record.target, record)
     figure, panels = plt.subplots(len(shown), 1, figsize=(11, 2.3 * len(shown) + 0.8), squeeze=False, sharex=True)
     for record, axes in zip(shown.values(), panels[:, 0], strict=True):
-        bins = record["bins"]
-        width = record["bin_seconds"]
+        bins = record.bins or {}
+        width = record.bin_seconds or 0.0
         moments = [index * width for index in range(len(bins["ok"]))]
         axes.plot(moments, bins["ok"], color="tab:green", linewidth=1.2, label="2xx")
         bottom = [0] * len(moments)
@@ -79,18 +78,19 @@ def timeline_chart(event: str, records: list[dict[str, Any]], metadata: dict[str
             negative = [-count for count in counts]
             axes.bar(moments, negative, width=width, bottom=bottom, align="edge", color=f"C{index + 3}", label=kind)
             bottom = [low - count for low, count in zip(bottom, counts, strict=True)]
-        if "event_at_s" in record:
-            axes.axvline(record["event_at_s"], color="black", linestyle="--", linewidth=1)
-            if record.get("event_done_at_s") and record["event_done_at_s"] - record["event_at_s"] > 0.2:
-                axes.axvspan(record["event_at_s"], record["event_done_at_s"], color="grey", alpha=0.15)
+        at, done = record.event_at_s, record.event_done_at_s
+        if at is not None:
+            axes.axvline(at, color="black", linestyle="--", linewidth=1)
+            if done and done - at > 0.2:
+                axes.axvspan(at, done, color="grey", alpha=0.15)
         axes.axhline(0, color="black", linewidth=0.5)
-        lost = record["failed"]
-        axes.set_title(f"{record['target']} ({shared.at_once(record)}): {record['sent']} sent, {lost} lost",
+        lost = record.failed
+        axes.set_title(f"{record.target} ({shared.at_once(record)}): {record.sent} sent, {lost} lost",
                        fontsize=9, loc="left")  # fmt: skip
         axes.set_ylabel("per 100 ms")
         axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     panels[-1, 0].set_xlabel("seconds from the start of the load (dashed: the event; grey: while its command ran)")
-    what = records[0].get("event_what", event)
+    what = records[0].event_what if records[0].event_what is not None else event
     figure.suptitle(f"{event}: {what}. Answers up, errors down, per 100 ms", fontsize=10)
     shared.save(figure, metadata, path)
 
@@ -106,32 +106,32 @@ NOTE = (
 )
 
 
-def verdict(records: list[dict[str, Any]]) -> str:
-    not_ok = sorted({f"{r['target']} / {r['event']}" for r in records if not r["ok"]})
+def verdict(records: list[IncidentResult]) -> str:
+    not_ok = sorted({f"{r.target} / {r.event}" for r in records if not r.ok})
     return f"**Not OK: {', '.join(not_ok)}**" if not_ok else "Every target verified, loaded and its event caused."
 
 
-SORT_KEYS: dict[str, Callable[[dict[str, Any]], float | None]] = {
+SORT_KEYS: dict[str, Callable[[IncidentResult], float | None]] = {
     "at once": shared.holds_at_once,
-    "sent": lambda record: record.get("sent"),
-    "2xx": lambda record: record.get("answered"),
-    "lost": lambda record: record.get("failed"),
-    "2xx back within s": lambda record: record.get("recovery_s"),
+    "sent": lambda record: record.sent,
+    "2xx": lambda record: record.answered,
+    "lost": lambda record: record.failed,
+    "2xx back within s": lambda record: record.recovery_s,
 }
 
 
-def render(out: Path, document: Document) -> None:
-    metadata, records = document.metadata, document.results
-    measured = [record for record in records if "bins" in record]
-    writes = [record for record in measured if "writes_acknowledged" in record]
+def render(out: Path, loaded: LoadedSet) -> None:
+    metadata, records = loaded.metadata, loaded.records_of(IncidentResult)
+    measured = [record for record in records if record.bins is not None]
+    writes = [record for record in measured if record.writes_acknowledged is not None]
     charts = []
-    for event in dict.fromkeys(record["event"] for record in measured):
+    for event in dict.fromkeys(record.event for record in measured):
         path = out / chart_name(event)
-        timeline_chart(event, [record for record in measured if record["event"] == event], metadata, path)
+        timeline_chart(event, [record for record in measured if record.event == event], metadata, path)
         charts.append(path)
-    what = {record["event"]: record.get("event_what", "") for record in records}
+    what = {record.event: record.event_what or "" for record in records}
     events = [f"- **{event}**: {text}" for event, text in what.items()]
-    spread = metadata.get("spread_across_repeats", {})
+    spread = metadata.extra.get("spread_across_repeats", {})
     spread_lines = [
         f"- {label}: " + "; ".join(f"{key} {v['min']:g} to {v['max']:g}" for key, v in figures.items() if v)
         for label, figures in spread.items()
@@ -160,11 +160,11 @@ def render(out: Path, document: Document) -> None:
     ]
     (out / "results.md").write_text("\n".join(lines))
     html_page.write(
-        out, metadata, document.mode,
+        out, metadata, loaded.mode,
         heading="When something goes wrong under load: reloads, killed workers, replaced containers",
         verdict=html_page.inline(verdict(records)),
         table=html_page.table(COLUMNS, [row(r) for r in records], records, SORT_KEYS),
         note=html.escape(NOTE),
         charts="".join(html_page.chart(path) for path in charts),
-        commands=html_page.commands(records),
+        commands=html_page.commands((f"{r.scenario} / {r.target}", r.command, r.problem) for r in records),
     )  # fmt: skip

@@ -7,9 +7,10 @@ import shlex
 from pathlib import Path
 
 from bench.render import html_page, shared
-from bench.render.document import Document
+from bench.results.labs import LabResult
+from bench.results.store import LoadedSet
 
-# What results.md shows of each lab, column by column: (heading, the record's key).
+# What results.md shows of each lab, column by column: (heading, the key of the lab's figure, LabResult.figure).
 AT_ONCE = [
     ("requests at once", "n"),
     ("delay, s", "delay"),
@@ -49,31 +50,31 @@ def cell(value: object) -> str:
     return "–" if value is None else str(value)
 
 
-def markdown(document: Document) -> str:
+def markdown(loaded: LoadedSet) -> str:
     """results.md: a table per lab, each variant a row, and the command of each."""
-    meta = document.metadata
+    meta, every = loaded.metadata, loaded.records_of(LabResult)
     lines = shared.head("Failure labs", meta, shared.took(meta) + " docs/labs.md explains each lab.")
-    for lab in dict.fromkeys(record["lab"] for record in document.results):
-        records = [record for record in document.results if record["lab"] == lab]
+    for lab in dict.fromkeys(record.lab for record in every):
+        records = [record for record in every if record.lab == lab]
         columns = COLUMNS[lab]
         lines += ["", f"## {lab}", "", f"`docker compose -f labs/{lab}.yml up --build`", ""]
         lines += ["| target | variant | setting | " + " | ".join(heading for heading, _ in columns) + " |"]
         lines += ["|---" * (3 + len(columns)) + "|"]
         for record in records:
-            values = [record["target"], record["variant"], record["setting"], *(record.get(k) for _, k in columns)]
+            values = [record.target, record.variant, record.setting, *(record.figure(k) for _, k in columns)]
             lines += ["| " + " | ".join(cell(value) for value in values) + " |"]
-        if "per_round" in records[0]:
-            lines += ["", f"{len(records[0]['per_round'])} rounds in a row, one figure per round."]
+        rounds = records[0].figure("per_round")
+        if isinstance(rounds, list):
+            lines += ["", f"{len(rounds)} rounds in a row, one figure per round."]
         lines += ["", "Commands:", ""]
         # Each record keeps its own command; shown from this folder, which `docker run --volume` needs absolute.
-        commands = [
-            (record["target"], shlex.join(record["commands"][0]).replace(meta["root"], "$PWD")) for record in records
-        ]
+        root = meta.extra["root"]
+        commands = [(record.target, shlex.join(record.commands[0]).replace(root, "$PWD")) for record in records]
         lines += [f"- {target}: `{command}`" for target, command in commands]
     return "\n".join(lines) + "\n"
 
 
-def render(out: Path, document: Document) -> None:
+def render(out: Path, loaded: LoadedSet) -> None:
     """results.md, which is the page: index.html shows it."""
-    (out / "results.md").write_text(markdown(document))
-    html_page.from_markdown(out, document.metadata, document.mode)
+    (out / "results.md").write_text(markdown(loaded))
+    html_page.from_markdown(out, loaded.metadata, loaded.mode)

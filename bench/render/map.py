@@ -13,7 +13,9 @@ import matplotlib
 import matplotlib.pyplot as plt
 
 from bench.render import html_page, shared
-from bench.render.document import Document
+from bench.results.bench import BenchResult
+from bench.results.records import Metadata
+from bench.results.store import LoadedSet
 
 # A lead below 5 % is no lead: repeated runs of one target differ by about that much (make bench REPEAT=3).
 TIE = 1.05
@@ -22,8 +24,13 @@ Cell = tuple[float, int, int]  # I/O delay (s), CPU units, clients
 Summary = dict[Cell, dict[str, Any]]  # per cell: its ranking, winner and lead (winners below)
 
 
-def cell_of(record: dict[str, Any]) -> Cell:
-    return record["delay"], record["cpu_units"], record["c"]
+def cell_of(record: BenchResult) -> Cell:
+    return record.delay, record.cpu_units, record.c
+
+
+def name_of(record: BenchResult) -> str:
+    """The target's name on the map (make map labels every target it runs)."""
+    return record.label or record.target
 
 
 def grid(cells: Iterable[Cell]) -> tuple[list[float], list[int], list[int]]:
@@ -32,14 +39,15 @@ def grid(cells: Iterable[Cell]) -> tuple[list[float], list[int], list[int]]:
     return sorted({c[0] for c in listed}), sorted({c[1] for c in listed}), sorted({c[2] for c in listed})
 
 
-def winners(records: list[dict[str, Any]]) -> Summary:
+def winners(records: list[BenchResult]) -> Summary:
     """Per cell: the ranking (label, rps) best first, the winner and its lead over the runner-up."""
-    cells: dict[Cell, list[dict[str, Any]]] = {}
+    cells: dict[Cell, list[BenchResult]] = {}
     for record in records:
         cells.setdefault(cell_of(record), []).append(record)
     summary: Summary = {}
     for cell, entries in sorted(cells.items()):
-        ranking = sorted(((r["label"], r["rps"] if r["ok"] else 0.0) for r in entries), key=lambda pair: -pair[1])
+        scores = ((name_of(r), r.throughput if r.ok else 0.0) for r in entries)
+        ranking = sorted(scores, key=lambda pair: -pair[1])
         best, second = ranking[0][1], ranking[1][1] if len(ranking) > 1 else 0.0
         summary[cell] = {
             "ranking": ranking,
@@ -73,13 +81,13 @@ def rigged_table(summary: Summary) -> list[str]:
     return lines
 
 
-def versus_threads(records: list[dict[str, Any]]) -> list[str]:
+def versus_threads(records: list[BenchResult]) -> list[str]:
     """Each gevent target's throughput as a multiple of the tutorial's threaded gunicorn in the same cell: where
     it drops below 1, gevent stops paying off."""
-    rps = {(r["label"], *cell_of(r)): r["rps"] for r in records if r["ok"]}
+    rps = {(name_of(r), *cell_of(r)): r.throughput for r in records if r.ok}
     delays, cpus, clients = grid(cell_of(r) for r in records)
-    gevent = list(dict.fromkeys(r["label"] for r in records if r["mode"] == "gevent"))
-    if "gunicorn-sync" not in {r["label"] for r in records} or not gevent:
+    gevent = list(dict.fromkeys(name_of(r) for r in records if r.mode == "gevent"))
+    if "gunicorn-sync" not in {name_of(r) for r in records} or not gevent:
         return []
     lines = [
         "| target | I/O delay | clients | " + " | ".join(f"{cpu} CPU units" for cpu in cpus) + " |",
@@ -101,7 +109,7 @@ def colors_for(labels: list[str]) -> dict[str, str]:
     return {label: matplotlib.colors.to_hex(palette[i % len(palette)]) for i, label in enumerate(labels)}
 
 
-def winners_chart(summary: Summary, labels: list[str], metadata: dict[str, Any], path: Path) -> None:
+def winners_chart(summary: Summary, labels: list[str], metadata: Metadata, path: Path) -> None:
     """One square per cell, coloured by its winner, with the winner's lead over the runner-up."""
     delays, cpus, clients = grid(summary)
     rows = [(delay, c) for delay in delays for c in clients]
@@ -126,9 +134,9 @@ def winners_chart(summary: Summary, labels: list[str], metadata: dict[str, Any],
     shared.save(figure, metadata, path)
 
 
-def throughput_chart(records: list[dict[str, Any]], labels: list[str], metadata: dict[str, Any], path: Path) -> None:
+def throughput_chart(records: list[BenchResult], labels: list[str], metadata: Metadata, path: Path) -> None:
     """Small multiples: requests per second against CPU units, one panel per (delay, clients)."""
-    delays, clients = sorted({r["delay"] for r in records}), sorted({r["c"] for r in records})
+    delays, clients = sorted({r.delay for r in records}), sorted({r.c for r in records})
     colors = colors_for(labels)
     figure, panels = plt.subplots(
         len(delays), len(clients), figsize=(5 * len(clients), 3.4 * len(delays)), squeeze=False
@@ -138,10 +146,9 @@ def throughput_chart(records: list[dict[str, Any]], labels: list[str], metadata:
             axes = panels[row][column]
             for label in labels:
                 points = sorted(
-                    (r["cpu_units"], r["rps"])
+                    (r.cpu_units, r.throughput)
                     for r in records
-                    if (r["label"], r["delay"], r["c"]) == (label, delay, c)
-                    if r["ok"]
+                    if (name_of(r), r.delay, r.c) == (label, delay, c) and r.ok
                 )
                 if points:
                     axes.plot(*zip(*points, strict=True), marker="o", label=label, color=colors[label])
@@ -154,17 +161,29 @@ def throughput_chart(records: list[dict[str, Any]], labels: list[str], metadata:
     shared.save(figure, metadata, path)
 
 
-def render(out: Path, document: Document) -> None:
+def every_cell(record: BenchResult) -> str:
+    """One row of the table of every cell."""
+    start = f"| {name_of(record)} | {record.delay * 1000:g} ms | {record.cpu_units} | {record.c} | {record.n} | "
+    if not record.ok:
+        return start + f"NOT OK: {record.problem} | | | | |"
+    cpu_ms = 1000 * (record.cpu_seconds or 0.0) / record.n
+    return start + (
+        f"{record.throughput:.1f} | {record.ceiling_rps:.0f} | {record.efficiency:.0%} | {record.p99_ms:.0f} | "
+        f"{cpu_ms:.2f} |"
+    )
+
+
+def render(out: Path, loaded: LoadedSet) -> None:
     """results.md, the two charts and index.html."""
-    metadata, records = document.metadata, document.results
-    labels = list(dict.fromkeys(r["label"] for r in records))
+    metadata, records = loaded.metadata, loaded.records_of(BenchResult)
+    labels = list(dict.fromkeys(name_of(r) for r in records))
     summary = winners(records)
     winners_chart(summary, labels, metadata, out / "map_winners.png")
     throughput_chart(records, labels, metadata, out / "map_throughput.png")
-    unit_ms = {r["label"]: r["cpu_ms_per_unit"] for r in records if r.get("cpu_ms_per_unit")}
-    failed = [f"{r['label']} at {cell_name(cell_of(r))}: {r['problem']}" for r in records if not r["ok"]]
+    unit_ms = {name_of(r): r.cpu_ms_per_unit for r in records if r.cpu_ms_per_unit}
+    failed = [f"{name_of(r)} at {cell_name(cell_of(r))}: {r.problem}" for r in records if not r.ok]
     lines = [
-        *shared.head("The workload map", metadata, f" Took {metadata['minutes']} min."),
+        *shared.head("The workload map", metadata, f" Took {metadata.minutes} min."),
         "",
         "One CPU unit measured, in each image: "
         + ", ".join(f"{label} {ms:.2f} ms" for label, ms in unit_ms.items())
@@ -198,16 +217,7 @@ def render(out: Path, document: Document) -> None:
         "| target | I/O delay | CPU units | clients | n | requests/s | ceiling | efficiency | P99 ms"
         " | app CPU ms / request |",
         "|---|---|---|---|---|---|---|---|---|---|",
-        *(
-            f"| {r['label']} | {r['delay'] * 1000:g} ms | {r['cpu_units']} | {r['c']} | {r['n']} | "
-            + (
-                f"{r['rps']:.1f} | {r['ceiling_rps']:.0f} | {r['efficiency']:.0%} | {r['p99_ms']:.0f} | "
-                f"{1000 * r['cpu_seconds'] / r['n']:.2f} |"
-                if r["ok"]
-                else f"NOT OK: {r['problem']} | | | | |"
-            )
-            for r in records
-        ),
+        *(every_cell(record) for record in records),
         "",
         "![map_winners.png](map_winners.png)",
         "",
@@ -215,4 +225,4 @@ def render(out: Path, document: Document) -> None:
         "",
     ]
     (out / "results.md").write_text("\n".join(lines))
-    html_page.from_markdown(out, metadata, document.mode)
+    html_page.from_markdown(out, metadata, loaded.mode)

@@ -1,0 +1,151 @@
+"""bench/results, the result set's file: new sets are written in today's format, older ones read in today's
+vocabulary (bench/results/upgrade.py), a set from a newer harness is refused, and every committed set loads. No
+Docker."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.containers import roles
+from bench.containers.scenarios import load_targets
+from bench.measure.target import Client, Load, Measurement, describe
+from bench.modes import bookstore as bookstore_mode
+from bench.render import render
+from bench.results import store
+from bench.results.bench import BenchResult
+from bench.results.records import CpuProbe
+
+RESULTS = Path(__file__).parent.parent / "results"
+COMMITTED = sorted(path.parent.name for path in RESULTS.glob("*/results.json"))
+METADATA = {
+    "command": "python -m bench.modes.bench", "date": "2026-11-25T10:00:00+00:00", "git_commit": "abc1234",
+    "cpu_count": 2, "kernel": "6.1", "docker_version": "20.10.24", "compose_version": "2.26.1", "packages": {},
+}  # fmt: skip
+
+
+def write_v1(folder: Path, metadata: dict, records: list[dict]) -> Path:
+    (folder / store.FILE).write_text(json.dumps({"metadata": metadata, "results": records}))
+    return folder
+
+
+def test_a_new_set_says_its_format_and_reads_back_as_written(tmp_path: Path) -> None:
+    metadata, records = {"mode": "latency", "command": "x"}, [{"target": "a", "p50_ms": 1.0}]
+    store.write(tmp_path, metadata, records)
+    document = json.loads((tmp_path / store.FILE).read_text())
+    assert document["format"] == store.FORMAT == 2 and list(document) == ["format", "metadata", "results"]
+    assert store.read_json(tmp_path) == (metadata, records)
+
+
+def test_a_set_from_a_newer_harness_or_not_a_set_is_refused(tmp_path: Path) -> None:
+    (tmp_path / store.FILE).write_text(json.dumps({"format": store.FORMAT + 1, "metadata": {}, "results": []}))
+    with pytest.raises(store.FormatError, match="update it"):
+        store.read_json(tmp_path)
+    (tmp_path / store.FILE).write_text(json.dumps({"results": []}))
+    with pytest.raises(store.FormatError, match="not a result set"):
+        store.read_json(tmp_path)
+
+
+def test_bookstore_v1_reads_in_make_bench_s_names_with_one_probe(tmp_path: Path) -> None:
+    old = {
+        "target": "t", "app_threads_peak": 19, "app_rss_mb_peak": 165.1, "cpu_probe_s_before": 0.1,
+        "cpu_probe_s_after_wrk": 0.11, "pgbench_cpu_probe_s_before": 0.12, "cpu_probe_s_after": 0.13,
+        "cpu_probe_moved": 1.3, "steady": False,
+    }  # fmt: skip
+    unjudged = {"target": "u", "cpu_probe_s_before": 0.2, "cpu_probe_s_after": 0.21}  # sets from before `steady`
+    _, (record, early) = store.read_json(write_v1(tmp_path, {"mode": "bookstore"}, [old, unjudged]))
+    assert record == {
+        "target": "t", "threads_peak": 19, "rss_mb_peak": 165.1,
+        "cpu_probe": {
+            "seconds": {"host": {"before": 0.1, "after_wrk": 0.11, "pgbench_before": 0.12, "after": 0.13}},
+            "moved": {"host": 1.3}, "steady": False,
+        },
+    }  # fmt: skip
+    assert early["cpu_probe"] == {"seconds": {"host": {"before": 0.2, "after": 0.21}}, "moved": {}, "steady": None}
+
+
+def test_bench_v1_reads_with_its_probe_per_role_its_tool_and_its_mode(tmp_path: Path) -> None:
+    probed = {
+        "target": "t", "loadgen": "wrk", "cpu_units": 10, "cpu_probe_before": {"server": 0.1, "client": 0.1},
+        "cpu_probe_after": {"server": 0.2, "client": 0.1}, "cpu_probe_moved": {"server": 2.0, "client": 1.0},
+        "steady": False,
+    }  # fmt: skip
+    metadata, (record, older) = store.read_json(write_v1(tmp_path, {"sweep": True}, [probed, {"target": "o"}]))
+    assert metadata == {"mode": "sweep"}  # sets from before "mode" said "sweep": true
+    assert record == {
+        "target": "t", "loadgen": "wrk", "cpu_units": 10,
+        "cpu_probe": {
+            "seconds": {"server": {"before": 0.1, "after": 0.2}, "client": {"before": 0.1, "after": 0.1}},
+            "moved": {"server": 2.0, "client": 1.0}, "steady": False,
+        },
+    }  # fmt: skip
+    assert older == {"target": "o", "loadgen": "ab", "cpu_units": 0}  # before LOADGEN= and ?cpu=
+
+
+@pytest.mark.parametrize("result_set", COMMITTED)
+def test_every_committed_set_reads_in_today_s_vocabulary(result_set: str) -> None:
+    metadata, records = store.read_json(RESULTS / result_set)
+    old_names = {"app_threads_peak", "app_rss_mb_peak", "steady", "cpu_probe_moved", "cpu_probe_s_before"}
+    assert metadata["mode"] and not [record for record in records if old_names & record.keys()]
+
+
+@pytest.mark.parametrize("result_set", COMMITTED)
+def test_every_committed_set_loads_typed_with_every_key_named(result_set: str) -> None:
+    """Each record as its mode's kind, and no key left untyped but a lab's own figures (bench/results/labs.py)."""
+    loaded = store.load(RESULTS / result_set)
+    kind = store.RECORD_KINDS[loaded.mode]
+    assert loaded.records_of(kind) == loaded.records and loaded.records
+    assert loaded.mode == "labs" or not [record.extra for record in loaded.records if record.extra]
+
+
+def test_a_record_its_mode_cannot_read_says_which(tmp_path: Path) -> None:
+    write_v1(tmp_path, {"mode": "latency"}, [{"target": "a"}])
+    with pytest.raises(store.FormatError, match="record 0 is no LatencyResult"):
+        store.load(tmp_path)
+    write_v1(tmp_path, {"mode": "latency"}, [])
+    with pytest.raises(store.FormatError, match="its metadata lacks"):
+        store.load(tmp_path)
+
+
+def test_what_make_bench_writes_today_loads_as_written(tmp_path: Path) -> None:
+    """A record as bench/measure/target.py writes it, with its CPU probe as bench/containers/roles.py takes it."""
+    target = load_targets("sync-gunicorn")[0]
+    record = describe(target, Load(n=10, c=5, delay=1.0), Client("host"))
+    usage = {"threads_peak": 12, "rss_mb_peak": 50.0, "cpu_seconds": 0.1, "sampled_on": "this machine"}
+    record.verified, record.measurement = True, Measurement("ab -n 10 -c 5 ...", usage, rps=3.2, p99_ms=1010.0)
+    record.cpu_probe = roles.steadiness({"server": 0.1, "client": 0.1}, {"server": 0.2, "client": 0.1})
+    store.write(tmp_path, {"mode": "bench", **METADATA}, [record.to_json()])
+    (loaded,) = store.load(tmp_path).records_of(BenchResult)
+    assert (loaded.target, loaded.rps, loaded.threads_peak, loaded.ok) == (target.name, 3.2, 12, True)
+    assert loaded.cpu_probe == CpuProbe(
+        {"server": {"before": 0.1, "after": 0.2}, "client": {"before": 0.1, "after": 0.1}},
+        {"server": 2.0, "client": 1.0}, steady=False,
+    )  # fmt: skip
+    assert not loaded.extra
+
+
+def test_make_bookstore_writes_its_four_host_probes_as_one() -> None:
+    measured = {key: 0.1 for key in bookstore_mode.PROBES.values()} | {"cpu_probe_s_after": 0.13, "rps": 1.0}
+    assert bookstore_mode.with_cpu_probe(dict(measured), judged=True) == {
+        "rps": 1.0,
+        "cpu_probe": {
+            "seconds": {"host": {"before": 0.1, "after_wrk": 0.1, "pgbench_before": 0.1, "after": 0.13}},
+            "moved": {"host": 1.3}, "steady": False,
+        },
+    }  # fmt: skip
+    stopped = bookstore_mode.with_cpu_probe({"cpu_probe_s_before": 0.1}, judged=False)  # before the database alone
+    assert stopped == {"cpu_probe": {"seconds": {"host": {"before": 0.1}}, "moved": {}, "steady": None}}
+
+
+@pytest.mark.parametrize("result_set", ["2026-11-25-repeat3", "2026-11-25-bookstore-ladder"])
+def test_a_committed_set_written_again_in_today_s_format_renders_the_same(tmp_path: Path, result_set: str) -> None:
+    """Both probes' shapes, both vocabularies: read from version 1, written as version 2, the same pages."""
+    folder = tmp_path / result_set  # the page names its set by its folder
+    folder.mkdir()
+    store.write(folder, *store.read_json(RESULTS / result_set))
+    assert store.load(folder).version == store.FORMAT
+    render(folder)
+    for name in ("results.md", "index.html"):
+        assert (folder / name).read_text() == (RESULTS / result_set / name).read_text(), name
