@@ -113,7 +113,11 @@ def json_document(body: bytes) -> Any:
     """A request body parsed as JSON, or a 400 that says why not."""
     try:
         return json.loads(body)
-    except ValueError as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        raise BadRequest(f"malformed JSON: {str(error).splitlines()[0]}") from None
+    except json.JSONDecodeError as error:
+        # Where, not what: the parser's message quotes the character it met, and PyPy 3.11's formatting of one that
+        # is a lone surrogate (bytes read as UTF-16: b"\xff\xfe\xfd\xfc") raises SystemError, a 500.
+        raise BadRequest(f"malformed JSON at character {error.pos}") from None
+    except ValueError:  # a body that is no text in any encoding JSON allows (UnicodeDecodeError)
+        raise BadRequest("malformed JSON: not UTF-8, UTF-16 or UTF-32") from None
     except RecursionError:  # nesting deeper than the parser's stack, e.g. 10,000 "["
         raise BadRequest("malformed JSON: nested too deeply") from None
