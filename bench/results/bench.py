@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bench.results.records import Checked, CpuProbe, probe_of
+from bench.results.records import Loaded
 
 
 @dataclass(frozen=True, kw_only=True)
-class BenchResult(Checked):
+class BenchResult(Loaded):
     # The load and who sent it: in every record, a target that did not start too.
     n: int  # requests asked for (wrk: what its duration was computed from)
     c: int  # clients at once
@@ -39,7 +39,6 @@ class BenchResult(Checked):
     sampled_on: str | None = None  # "this machine", or "through the engine: <its command line>"
     not_sampled: str | None = None
     # What the load generator counted: none where it did not finish (`problem` says why).
-    rps: float | None = None
     seconds: float | None = None
     complete: int | None = None  # wrk runs for a time: the requests it completed
     efficiency: float | None = None  # rps over ceiling_rps
@@ -47,7 +46,6 @@ class BenchResult(Checked):
     p99_ms: float | None = None
     failed: int | None = None
     non2xx: int | None = None
-    cpu_probe: CpuProbe | None = None
     survived: bool | None = None  # overload: did the target still answer after its first failing load
     repeat: int | None = None
     rerun_of: int | None = None  # a re-run of an unsteady measurement: that measurement's repeat
@@ -58,14 +56,6 @@ class BenchResult(Checked):
     roles: dict[str, Any] | None = None  # where each role ran (bench/containers/roles.py, describe_roles)
     reference_rps: float | None = None  # slow_api alone under the same load, client and repeat
     vs_reference: float | None = None
-
-    @classmethod
-    def typed(cls, known: dict[str, Any]) -> dict[str, Any]:
-        return known | {"cpu_probe": probe_of(known.get("cpu_probe"))}
-
-    @property
-    def measured(self) -> bool:
-        return self.rps is not None
 
     @property
     def throughput(self) -> float:

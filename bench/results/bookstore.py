@@ -4,13 +4,12 @@ running the same SQL against the database alone (bench/modes/bookstore.py writes
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from bench.results.records import Checked, CpuProbe, probe_of
+from bench.results.records import Loaded
 
 
 @dataclass(frozen=True, kw_only=True)
-class BookstoreResult(Checked):
+class BookstoreResult(Loaded):
     # The load and the target's way to the database: in every record.
     load: str
     request: str  # what the load sends, in a few words
@@ -30,7 +29,6 @@ class BookstoreResult(Checked):
     warm_up_cpu_ms_per_request: list[float] | None = None
     # The target under wrk: none where it was not measured (`problem` says why).
     command: str | None = None
-    rps: float | None = None
     rps_answered: float | None = None
     complete: int | None = None
     served: int | None = None  # answered 2xx
@@ -83,18 +81,9 @@ class BookstoreResult(Checked):
     pgbench_at_app_rate_pg_cpu_ms_per_transaction: float | None = None
     pgbench_at_app_rate_problem: str | None = None
     vs_database: float | None = None  # rps over pgbench_tps
-    cpu_probe: CpuProbe | None = None
     # py-spy on the server's processes (--profile-seconds), in each load's first round.
     profile: dict[str, float] | None = None  # category -> share of the samples
     profile_samples: int | None = None
     profile_stacks: str | None = None  # the samples, in the set's profiles/ folder
     profile_problem: str | None = None
     profile_first_try: str | None = None
-
-    @classmethod
-    def typed(cls, known: dict[str, Any]) -> dict[str, Any]:
-        return known | {"cpu_probe": probe_of(known.get("cpu_probe"))}
-
-    @property
-    def measured(self) -> bool:
-        return self.rps is not None

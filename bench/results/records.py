@@ -56,6 +56,23 @@ class Checked(Record):
     ok: bool
 
 
+@dataclass(frozen=True, kw_only=True)
+class Loaded(Checked):
+    """A record of a target under a load (make bench's, make bookstore's): the rate it reached, none where the load
+    did not run, and the CPU probe around it."""
+
+    rps: float | None = None
+    cpu_probe: CpuProbe | None = None
+
+    @classmethod
+    def typed(cls, known: dict[str, Any]) -> dict[str, Any]:
+        return known | {"cpu_probe": probe_of(known.get("cpu_probe"))}
+
+    @property
+    def measured(self) -> bool:
+        return self.rps is not None
+
+
 @dataclass(frozen=True)
 class CpuProbe:
     """The machine's CPU speed around one measurement: the seconds a fixed pure-Python loop took, per place (make
