@@ -51,16 +51,39 @@ def app_images(scenarios: list[str] | None = None) -> dict[str, tuple[str, str, 
     return images
 
 
+def legacy_builder() -> dict[str, str]:
+    """This process's environment with the legacy builder, as Compose on engine 20.10 builds: its layers are the
+    cache a later `up --build` finds."""
+    return {**os.environ, "DOCKER_BUILDKIT": "0"}
+
+
+def build_command(image: str, recipe: tuple[str, str, dict[str, str]], *options: str) -> list[str]:
+    """`docker build` of one app image from its build context, Dockerfile and arguments (app_images)."""
+    context, dockerfile, arguments = recipe
+    build_args = [option for name, value in arguments.items() for option in ("--build-arg", f"{name}={value}")]
+    return [
+        "docker",
+        "build",
+        *options,
+        "--quiet",
+        "--tag",
+        image,
+        *build_args,
+        "--file",
+        f"{context}/{dockerfile}",
+        context,
+    ]
+
+
 def cold_build(scenarios: list[str] | None = None) -> dict[str, Any]:
     """Build every app image (or these scenarios') without cache, one after the other (the base images already
     here): the time a user waits on a first `up`, and each image's size. Then remove the images it replaced."""
     seconds, sizes = {}, {}
-    for image, (context, dockerfile, arguments) in app_images(scenarios).items():
+    for image, recipe in app_images(scenarios).items():
         started = time.monotonic()
-        path = f"{context}/{dockerfile}"
-        build_args = [option for name, value in arguments.items() for option in ("--build-arg", f"{name}={value}")]
-        command = ["docker", "build", "--no-cache", "--quiet", "--tag", image, *build_args, "--file", path, context]
-        subprocess.run(command, cwd=ROOT, check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"})
+        subprocess.run(
+            build_command(image, recipe, "--no-cache"), cwd=ROOT, check=True, capture_output=True, env=legacy_builder()
+        )
         seconds[image] = round(time.monotonic() - started, 1)
         sizes[image] = round(int(docker("image", "inspect", "--format", "{{.Size}}", image)) / 1e6)
     remove_replaced_images()
@@ -74,25 +97,11 @@ def build_every_image(parallel: int = 3) -> dict[str, float]:
     images = app_images(list(REGISTRY))
 
     def build(image: str) -> float:
-        context, dockerfile, arguments = images[image]
         started = time.monotonic()
-        build_args = [option for name, value in arguments.items() for option in ("--build-arg", f"{name}={value}")]
-        command = [
-            "docker",
-            "build",
-            "--quiet",
-            "--tag",
-            image,
-            *build_args,
-            "--file",
-            f"{context}/{dockerfile}",
-            context,
-        ]
-        done = subprocess.run(
-            command, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "DOCKER_BUILDKIT": "0"}
-        )
+        command = build_command(image, images[image])
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=legacy_builder())
         if done.returncode != 0:
-            raise SystemExit(f"building {image} from {dockerfile} failed: {(done.stdout + done.stderr)[-2000:]}")
+            raise SystemExit(f"building {image} from {images[image][1]} failed: {(done.stdout + done.stderr)[-2000:]}")
         print(f"built {image} in {time.monotonic() - started:.0f} s", flush=True)
         return round(time.monotonic() - started, 1)
 
@@ -115,9 +124,7 @@ def build_on_first_use(image: str, dockerfile: str, context: str) -> str:
     if found.returncode == 0 and found.stdout.strip() == digest:
         return image
     build = ["docker", "build", "--quiet", "--label", f"{SOURCE_LABEL}={digest}", "--tag", image, "--file", dockerfile]
-    subprocess.run(
-        [*build, context], cwd=ROOT, check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"}
-    )
+    subprocess.run([*build, context], cwd=ROOT, check=True, capture_output=True, env=legacy_builder())
     remove_replaced_images()
     return image
 
