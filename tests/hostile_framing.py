@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from tests.hostile_http import exchange
+from tests.hostile_http import CRASH_MARKERS, exchange
 
 VALID = "valid"
 REFUSABLE = "refused or served"
@@ -242,7 +242,6 @@ def whole_answers(raw: bytes, head_only: bool = False) -> int:
 # The two 5xx that refuse the request, not report a failure: a method the server does not implement (RFC 9110, 15.6.2)
 # and an HTTP version it does not support (15.6.6).
 REFUSING_5XX = {501, 505}
-CRASH_MARKERS = (b"Traceback (most recent call last)", b"Internal Server Error")
 
 
 def problem(case: FramingCase, answer: FramingAnswer) -> str | None:

@@ -37,6 +37,10 @@ _TARGET_BREAKERS = frozenset(b" \r\n#")
 _LINE_BREAKS = bytes.maketrans(b"\r\n", b"rn")
 
 
+# Strings that only a crash prints: Python's traceback header and the body of Flask's unhandled-error page.
+CRASH_MARKERS = (b"Traceback (most recent call last)", b"Internal Server Error")
+
+
 @dataclass(frozen=True)
 class HostileRequest:
     """One GET: the request target (path and query, as raw bytes) and extra header lines, each sent as

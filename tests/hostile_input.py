@@ -23,6 +23,7 @@ from bench.containers.compose import RunningScenario
 from bench.containers.scenarios import Target, load_targets
 from tests.conftest import fetch
 from tests.hostile_http import (
+    CRASH_MARKERS,
     REGRESSIONS,
     HostileRequest,
     RawAnswer,
@@ -41,8 +42,6 @@ EXAMPLES = 300
 ANSWER_TIMEOUT = 10.0  # seconds: a server that takes longer over a request of at most 50 ms is hanging
 REFUSAL_SECONDS = 2.0  # how quickly a refusal without an answer must come, where one is allowed at all
 
-# Strings that only a crash prints: Python's traceback header and the body of Flask's unhandled-error page.
-CRASH_MARKERS = (b"Traceback (most recent call last)", b"Internal Server Error")
 
 # The one exception to "every request gets an answer": uWSGI's HTTP router (`--http`, in front of the workers of
 # sync-uwsgi and async-gevent-uwsgi) turns each request into one uwsgi packet, whose size is a 16-bit field, and
