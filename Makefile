@@ -45,7 +45,7 @@ ab: $(VENV_READY) ## the tutorial's ab command against each port of S (N=2000 C=
 threads: $(VENV_READY) ## OS threads of each server of the running scenario S (the tutorial's `top -H`)
 	$(PYTHON) -m bench threads $(S)
 
-bench: $(VENV_READY) ## app images built cold, every scenario verified and loaded, into results/<time>/ (SCENARIOS= N= C= DELAY= CPU= OUT= CLIENT= LOADGEN=ab|hey|wrk ALSO="1000" REPEAT=3 RERUN=1 VARIANT="WORKER_CONNECTIONS=1000"; SERVER_HOST= CLIENT_HOST= DATABASE_HOST= BIND= CPUSET_SERVER=...: docs/several-machines.md)
+bench: $(VENV_READY) ## app images built cold, every scenario verified and loaded, into results/<time>/ (SCENARIOS= N= C= DELAY= CPU= OUT= CLIENT= LOADGEN=ab|hey|wrk|h2load ALSO="1000" REPEAT=3 RERUN=1 VARIANT="WORKER_CONNECTIONS=1000"; SERVER_HOST= CLIENT_HOST= DATABASE_HOST= BIND= CPUSET_SERVER=...: docs/several-machines.md)
 	$(BENCH) --client $(CLIENT) --cold-build $(LOAD) $(if $(ALSO),--also "$(ALSO)") $(if $(VARIANT),--variant "$(VARIANT)")
 
 sweep: $(VENV_READY) ## the concurrent targets at 10, 50, 200, 500, 1000 clients (CONCURRENCIES="..." DELAY= OUT=)
@@ -88,11 +88,12 @@ test-fast: $(VENV_READY) ## the tests that need no Docker (where Chromium is not
 	$(PYTHON) -m pytest -m "not docker"
 
 # The tests without Docker first, stopping at the first failure; then every image built once, a few at a time, and
-# the tests in Docker start each stack from them (BUILD_IMAGES=0) instead of building at every start.
+# the tests in Docker start each stack from them (BUILD_IMAGES=0) instead of building at every start, on two engines
+# at once where a second can be started here (tests/two_engines.py).
 test: lint ## lint, the tests without Docker (stop at the first failure), every image built once (make images), then every test in Docker
 	$(PYTHON) -m pytest -m "not docker" -x
 	$(PYTHON) -m bench.containers.images
-	BUILD_IMAGES=0 $(PYTHON) -m pytest -m docker
+	BUILD_IMAGES=0 $(PYTHON) -m tests.two_engines
 
 images: $(VENV_READY) ## build every image of every scenario, labs and bookstore included, each once, three at a time
 	$(PYTHON) -m bench.containers.images

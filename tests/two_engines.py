@@ -1,0 +1,132 @@
+"""The tests in Docker, what `make test` runs after `make images`: every file but one on this machine's engine, one
+after another, then the tests of every scenario (tests/test_scenarios.py) split between this engine and a second one,
+started here in a network namespace of its own (tests/engines.py).
+
+Every scenario publishes its ports on 127.0.0.1, so two stacks cannot run on one engine at once; in the second
+engine's namespace 127.0.0.1 is another loopback, and half of the scenarios run there. Their tests mostly wait (on
+delays, healthchecks, stops), so two at a time take about half as long on two cores. The other files load the machine
+(benchmarks, 300 clients at once, bursts of CPU work) and assert what a server does under that load: they run alone.
+Run beside each other on two cores, some of them failed: the bookstore's PyPy target timed out connecting to Postgres,
+a deploy with a short grace period lost nothing because its long requests came late.
+
+The second engine builds nothing (its namespace reaches no package index): it gets the images from this machine's
+engine (half a minute) once the first files have run. Without root, or without ip, nsenter, dockerd and containerd,
+every test runs on this machine's engine, one after another.
+
+    python -m tests.two_engines [pytest options]
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from bench.containers import roles
+from bench.containers.images import app_images
+from bench.containers.sampler import SAMPLER_IMAGE
+from bench.containers.scenarios import ROOT, SCENARIOS
+from bench.measure.target import build_loadgen_image
+from tests import engines
+
+SCENARIO_TESTS = "tests/test_scenarios.py"
+NAME = "pg-second"  # its veth names, `<name>-h` and `<name>-n`, have at most 15 characters
+SUBNET = "10.233"  # tests/test_roles.py (10.231) and tests/test_hosts.py (10.232) start theirs beside this one
+# Images a scenario runs without building them (its `image:` has no `build:`), the one the harness reads the
+# machine's facts with, and the load generators'.
+RUN_AS_THEY_ARE = ("postgres:17", "nginx:1.26", "httpd:2.4", SAMPLER_IMAGE)
+LOADGENS = ("ab", "hey", "wrk")
+
+
+def images_to_copy() -> list[str]:
+    """Every image the scenarios' tests start: the apps' (make images built them), the ones the scenarios run as they
+    are, and the load generators' (built here first if missing)."""
+    return [*app_images(list(SCENARIOS)), *RUN_AS_THEY_ARE, *(build_loadgen_image(tool) for tool in LOADGENS)]
+
+
+def pytest_command(options: list[str], *selection: str) -> list[str]:
+    return [sys.executable, "-m", "pytest", "-m", "docker", "-p", "no:cacheprovider", *options, *selection]
+
+
+def relay(process: subprocess.Popen[str], prefix: str) -> None:
+    """Each line the process prints, with where it runs in front."""
+    assert process.stdout is not None  # stdout=PIPE
+    for line in process.stdout:
+        print(f"{prefix} {line}", end="", flush=True)
+
+
+def halves() -> tuple[list[str], list[str]]:
+    """The scenarios whose tests run here and there: every other one, in the registry's order. Where tests/test_hosts.py
+    ran the tests of some scenarios on an engine of its own, not those (tests/conftest.py leaves them out likewise)."""
+    done_there = () if engines.unseen_engine_missing() else engines.SCENARIOS_ON_THE_UNSEEN_ENGINE
+    scenarios = [scenario for scenario in SCENARIOS if scenario not in done_there]
+    return scenarios[0::2], scenarios[1::2]
+
+
+def run_at_once(commands: dict[str, tuple[list[str], dict[str, str]]]) -> int:
+    """Each command at once, each line of its output printed with its prefix; the highest exit status."""
+    processes = {
+        prefix: subprocess.Popen(
+            command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        for prefix, (command, environment) in commands.items()
+    }
+    relays = [threading.Thread(target=relay, args=(process, prefix)) for prefix, process in processes.items()]
+    for thread in relays:
+        thread.start()
+    try:
+        codes = {prefix: process.wait() for prefix, process in processes.items()}
+    finally:  # interrupted: none left running
+        for process in processes.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    for thread in relays:
+        thread.join()
+    for prefix, code in codes.items():
+        print(f"{prefix} pytest exited {code}", flush=True)
+    return max(codes.values())
+
+
+def run_split(options: list[str], engine: engines.ExtraEngine) -> int:
+    started = time.monotonic()
+    here, there = halves()
+    print("the tests in Docker but the scenarios', on this engine", flush=True)
+    first = subprocess.run(pytest_command(options, f"--ignore={SCENARIO_TESTS}"), cwd=ROOT).returncode
+    copying = time.monotonic()
+    copied = roles.copy_images(images_to_copy(), roles.Engine(engine.socket))
+    print(f"second engine: {len(copied)} images copied in {time.monotonic() - copying:.0f} s", flush=True)
+    print(f"the scenarios' tests: {len(here)} scenarios here, {len(there)} on the second engine", flush=True)
+    basetemp = Path(tempfile.mkdtemp(prefix="pytest-second-engine-"))
+    in_namespace = ["nsenter", f"--net=/var/run/netns/{engine.name}"]
+    environment = {**os.environ, "TESTS_SCENARIOS": " ".join(here)}
+    elsewhere = {**os.environ, "TESTS_SCENARIOS": " ".join(there), "DOCKER_HOST": engine.socket, "BUILD_IMAGES": "0"}
+    second = run_at_once(
+        {
+            "[this engine]": (pytest_command(options, SCENARIO_TESTS), environment),
+            "[second engine]": (
+                [*in_namespace, *pytest_command([*options, f"--basetemp={basetemp}"], SCENARIO_TESTS)],
+                elsewhere,
+            ),
+        }
+    )
+    print(f"the tests in Docker took {time.monotonic() - started:.0f} s", flush=True)
+    return max(first, second)
+
+
+def main(options: list[str]) -> int:
+    if os.geteuid() != 0 or engines.missing_tools():
+        needs = "root, ip, nsenter, dockerd, containerd"
+        print(f"one engine (a second needs {needs}): every test in Docker here, one after another", flush=True)
+        return subprocess.run(pytest_command(options), cwd=ROOT).returncode
+    engines.clear_leftovers(NAME)
+    with engines.extra_engines(NAME, subnet=SUBNET) as (engine,):
+        return run_split(options, engine)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
