@@ -1,4 +1,4 @@
-"""hey's, wrk's and vegeta's reports as they really print them, and their ceilings' arithmetic.
+"""hey's, wrk's, h2load's and vegeta's reports as they really print them, and their ceilings' arithmetic.
 
 The files in loadgen_outputs/ are real outputs captured here (hey 0.1.4, wrk 4.1.0, vegeta v12.13.0), against
 slow_api on a free port, or a small http.server (HTTP/1.1, keep-alive, 0.1 s per request) that answers every
@@ -8,6 +8,10 @@ fourth request with 500, resets its connection, or takes 1.6 s:
   `-n 40 -c 4 -t 1` against the slow one; hey-timeout.txt `-n 20 -c 10 -t 1` against slow_api at delay 2;
   hey-refused.txt against a closed port; hey-killed.txt `-n 200 -c 10` whose slow_api was killed mid-run.
 - wrk-*.txt the same cases with `wrk --latency --timeout 30s` (`--timeout 1s` for the timeouts), `-d 2s` or 3s.
+- h2load-*.txt (nghttp2 1.52) `h2load -N 30 --log-file=/dev/stdout`, read through a pipe as the harness reads it,
+  against gunicorn 27's gevent worker serving h2c (`--http2-cleartext both`) a small Flask app: clean `-n 200 -c 50`
+  at delay 0.2; non2xx `-n 40 -c 4` at delay 0.1, every fourth answer a 500; timeout `-n 20 -c 10 -N 1` at delay 2;
+  refused against a closed port.
 - vegeta-*.jsonl `vegeta attack -rate 20/s` then `vegeta encode -to json`, and vegeta-*.report.json vegeta's own
   `report -type json` of the same results: clean (slow_api, delay 0.2, 2 s), non2xx, refused (1 s), timeout
   (`-timeout 1s` against the slow server) and overload: a single-threaded http.server, 0.1 s per request (at
@@ -22,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.loadgen import hey, wrk
+from bench.loadgen import h2load, hey, wrk
 from bench.loadgen.closed_loop import LOADGENS
 from bench.loadgen.vegeta import parse_results
 
@@ -128,7 +132,36 @@ def test_every_loadgen_has_the_same_interface() -> None:
     for name, loadgen in LOADGENS.items():
         assert loadgen.command("http://x/?delay=1", 20, 10, 1)[0] == name
         assert loadgen.ceiling_rps(20, 10, 1, None) > 0 and loadgen.ceiling_note
-    assert [name for name, loadgen in LOADGENS.items() if loadgen.keepalive] == ["hey", "wrk"]
+    assert [name for name, loadgen in LOADGENS.items() if loadgen.keepalive] == ["hey", "wrk", "h2load"]
+
+
+def test_h2load_clean_run_over_http2() -> None:
+    result = h2load.parse_h2load(text("h2load-clean.txt"))
+    assert (result.protocol, result.complete, result.failed, result.non2xx) == ("h2c", 200, 0, 0)
+    assert result.rps == 208.58 and result.seconds == pytest.approx(0.95887)
+    # Percentiles from its per-request log: every request waited its 0.2 s delay, the 99th more than the 50th.
+    assert 200 <= result.p50_ms <= result.p99_ms <= result.percentiles_ms[99] < 400, result.percentiles_ms
+
+
+def test_h2load_non_2xx_answers_are_not_failures() -> None:
+    # h2load's own "failed" is 10 here: it counts the 500s among its failures, which the harness does not.
+    result = h2load.parse_h2load(text("h2load-non2xx.txt"))
+    assert (result.complete, result.failed, result.non2xx, result.failure_kinds) == (40, 0, 10, {})
+
+
+@pytest.mark.parametrize(("name", "reason"), [("h2load-refused.txt", "20 failed, 0 timed out"),
+                                              ("h2load-timeout.txt", "20 failed, 10 timed out")])  # fmt: skip
+def test_h2load_without_an_answer_is_an_error_that_says_why(name: str, reason: str) -> None:
+    with pytest.raises(ValueError, match=reason):
+        h2load.parse_h2load(text(name))
+
+
+def test_h2load_ceiling() -> None:
+    assert h2load.ceiling_rps(2000, 200, 1, None) == 200
+    assert h2load.ceiling_rps(2000, 200, 1, 100) == 100
+    assert h2load.ceiling_rps(45, 10, 0.5, None) == 45 / (0.5 * 5)  # the 5 left over make a fifth round
+    assert math.isinf(h2load.ceiling_rps(10, 5, 0, None))
+    assert h2load.h2load_command("http://x/", 20, 10)[:5] == ["h2load", "-n", "20", "-c", "10"]
 
 
 def vegeta(name: str, body: str = BODY):

@@ -1,4 +1,4 @@
-"""The closed-loop load generators `make bench LOADGEN=ab|hey|wrk` chooses from.
+"""The closed-loop load generators `make bench LOADGEN=ab|hey|wrk|h2load` chooses from.
 
 Each is one module with the same small interface: a command for n requests from c clients at a delay, a parser
 of its report into the same figures (complete, failed and the kinds it names, non-2xx, seconds, requests per
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from bench.loadgen import ab, ceiling, hey, wrk
+from bench.loadgen import ab, ceiling, h2load, hey, wrk
 
 
 class LoadResult(Protocol):
@@ -49,11 +49,13 @@ class LoadResult(Protocol):
 class LoadGenerator:
     name: str
     package: str  # Debian's, on the host and in its image (bench/loadgen/Dockerfile-<name>)
-    keepalive: bool  # ab speaks HTTP/1.0 and opens a connection per request; hey and wrk reuse theirs
+    keepalive: bool  # ab speaks HTTP/1.0 and opens a connection per request; hey, wrk and h2load reuse theirs
     command: Callable[[str, int, int, float], list[str]]  # url, requests, clients, delay
     parse: Callable[[str], LoadResult]
     ceiling_rps: Callable[[int, int, float, int | None], float]  # requests, clients, delay, server holds at once
     ceiling_note: str  # the ceiling in one paragraph, for the report
+    # Whether it loads slow_api alone, the same-run reference: an HTTP/2 client cannot (aiohttp speaks HTTP/1.1).
+    reference: bool = True
 
     @property
     def image(self) -> str:
@@ -85,5 +87,13 @@ LOADGENS = {
         " server within a few milliseconds of the delay may get its last round in before wrk stops, up to 10 / 9"
         " of this ceiling: efficiencies under wrk move by whole rounds."
         " Efficiency is requests per second over that ceiling.",
+    ),
+    "h2load": LoadGenerator(
+        "h2load", "nghttp2-client", True, h2load.h2load_command, h2load.parse_h2load, h2load.ceiling_rps,
+        "The ceiling is the best a perfect server could score under h2load, which speaks HTTP/2 (h2c on http://):"
+        " h2load opens its c connections at once and shares the n requests among them, each sent one after the"
+        " other on its connection, so they take at least delay x ceil(n / c'), where c' is the smaller of h2load's"
+        " clients and what the server holds at once. Efficiency is requests per second over that ceiling.",
+        reference=False,
     ),
 }  # fmt: skip

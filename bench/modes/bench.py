@@ -121,7 +121,9 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--delay", type=float, default=1.0)
     parser.add_argument("--cpu", type=int, default=0, help="units of CPU work per request, about 1 ms each")
     parser.add_argument("--client", choices=("auto", "host", "container"), default="auto")
-    parser.add_argument("--loadgen", choices=LOADGENS, default="ab", help="ab (the tutorial's), hey or wrk")
+    parser.add_argument(
+        "--loadgen", choices=LOADGENS, default="ab", help="ab (the tutorial's), hey, wrk, or h2load (HTTP/2)"
+    )
     modes = parser.add_mutually_exclusive_group()
     modes.add_argument("--sweep", type=concurrencies, help="these client counts, 5 x as many requests each")
     modes.add_argument("--overload", type=concurrencies, help="these client counts, one request each, up to a failure")
@@ -169,7 +171,9 @@ def main(argv: list[str] | None = None) -> int:
                     targets.append(placed.addressed(target))
                     starts[target.name] = Start(scenario, tuple(environment.items()))
     loads = loads_of(targets, args)
-    if not args.overload and not args.no_reference:
+    if not client.loadgen.reference:
+        print(f"no reference: slow_api speaks HTTP/1.1 only, and {client.loadgen.name} does not", flush=True)
+    if not args.overload and not args.no_reference and client.loadgen.reference:
         # slow_api alone, first, at every load the targets get (it has no CPU work to do): the yardstick this
         # run's machine sets.
         (reference,) = map(placed.addressed, load_targets(REFERENCE))
