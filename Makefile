@@ -88,8 +88,8 @@ test-fast: $(VENV_READY) ## the tests that need no Docker (where Chromium is not
 	$(PYTHON) -m pytest -m "not docker"
 
 # The tests without Docker first, stopping at the first failure; then every image built once, a few at a time, and
-# the tests in Docker start each stack from them (BUILD_IMAGES=0) instead of building at every start, on two engines
-# at once where a second can be started here (tests/two_engines.py).
+# the tests in Docker start each stack from them (BUILD_IMAGES=0) instead of building at every start; the scenarios'
+# tests on two engines at once where a second can be started here (tests/two_engines.py).
 test: lint ## lint, the tests without Docker (stop at the first failure), every image built once (make images), then every test in Docker
 	$(PYTHON) -m pytest -m "not docker" -x
 	$(PYTHON) -m bench.containers.images
