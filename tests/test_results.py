@@ -11,7 +11,8 @@ import pytest
 
 from bench.containers import roles
 from bench.containers.scenarios import load_targets
-from bench.measure.target import Client, Load, Measurement, describe
+from bench.measure.bench_record import Measurement, describe
+from bench.measure.client import Client, Load
 from bench.modes import bookstore as bookstore_mode
 from bench.render import render
 from bench.results import store
@@ -110,7 +111,7 @@ def test_a_record_its_mode_cannot_read_says_which(tmp_path: Path) -> None:
 
 
 def test_what_make_bench_writes_today_loads_as_written(tmp_path: Path) -> None:
-    """A record as bench/measure/target.py writes it, with its CPU probe as bench/containers/roles.py takes it."""
+    """A record as bench/measure/bench_record.py writes it, with its CPU probe as bench/containers/roles.py takes it."""
     target = load_targets("sync-gunicorn")[0]
     record = describe(target, Load(n=10, c=5, delay=1.0), Client("host"))
     usage = {"threads_peak": 12, "rss_mb_peak": 50.0, "cpu_seconds": 0.1, "sampled_on": "this machine"}

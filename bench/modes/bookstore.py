@@ -63,9 +63,11 @@ from bench.measure.bookstore import (
     remove_writes,
     verify,
 )
+from bench.measure.client import choose_client
+from bench.measure.host_probe import host_cpu_probe
 from bench.measure.resultset import Progress, ResultSet
+from bench.measure.server_facts import image_packages
 from bench.measure.sql_capture import capture
-from bench.measure.target import choose_client, host_cpu_probe, image_packages
 from bench.render import bookstore as renderer
 from bench.results.records import CpuProbe
 

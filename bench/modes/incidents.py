@@ -55,8 +55,9 @@ from bench.containers.compose import RunningScenario, ScenarioError
 from bench.containers.scenarios import Target, load_targets
 from bench.loadgen import timeline
 from bench.measure import bookstore
+from bench.measure.client import verify
 from bench.measure.resultset import ResultSet
-from bench.measure.target import cpu_ms_per_unit, image_packages, verify
+from bench.measure.server_facts import cpu_ms_per_unit, image_packages
 from bench.render import incidents as renderer
 
 # The hog: requests of the app's largest CPU work at once (about a second each, one after another in a gevent

@@ -23,8 +23,9 @@ from typing import Any
 from bench.containers.compose import RunningScenario, ScenarioError
 from bench.containers.scenarios import LABS, ROOT, Target, load_targets
 from bench.loadgen.closed_loop import LOADGENS
+from bench.measure.client import choose_client
 from bench.measure.resultset import Progress, ResultSet
-from bench.measure.target import choose_client, cpu_ms_per_unit, image_packages
+from bench.measure.server_facts import cpu_ms_per_unit, image_packages
 from bench.render import labs as renderer
 from bench.render.labs import COLUMNS, cell
 

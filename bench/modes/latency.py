@@ -34,16 +34,9 @@ from typing import Any
 from bench.containers.compose import RunningScenario, ScenarioError
 from bench.containers.scenarios import SCENARIOS, Target, load_targets
 from bench.loadgen import vegeta
+from bench.measure.client import Client, build_loadgen_image, choose_client, run_loadgen, verify, warm_up
 from bench.measure.resultset import ResultSet
-from bench.measure.target import (
-    Client,
-    build_loadgen_image,
-    choose_client,
-    image_packages,
-    run_loadgen,
-    verify,
-    warm_up,
-)  # fmt: skip
+from bench.measure.server_facts import image_packages
 from bench.render import latency as renderer
 
 FRACTIONS = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5)

@@ -28,8 +28,9 @@ from typing import Any
 
 from bench.containers.compose import RunningScenario, ScenarioError
 from bench.containers.scenarios import SCENARIOS, Target, load_targets
+from bench.measure.client import verify
 from bench.measure.resultset import Progress, ResultSet
-from bench.measure.target import image_packages, verify
+from bench.measure.server_facts import image_packages
 from bench.render import slowclients as renderer
 
 KINDS = ("head", "body", "idle")
