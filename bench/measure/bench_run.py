@@ -12,14 +12,15 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from bench.containers import roles
-from bench.containers.compose import SUPPORTING_SERVICES, RunningScenario, ScenarioError
+from bench.containers.compose import SUPPORTING_SERVICES, RunningScenario
 from bench.containers.sampler import EngineSampler, Sampler, alive, docker_proxy_pids
 from bench.containers.scenarios import Target
 from bench.loadgen.ceiling import efficiency
 from bench.measure.bench_record import BenchRecord, Measurement, describe
 from bench.measure.client import Client, Load, query, run_loadgen, verify, warm_up
 from bench.measure.resultset import Progress
-from bench.measure.server_facts import app_settings, cpu_ms_per_unit, idle_threads, image_packages, server_command
+from bench.measure.scenario_start import ScenarioStart
+from bench.measure.server_facts import app_settings, cpu_ms_per_unit, idle_threads, server_command
 
 
 def measure(record: BenchRecord, running: RunningScenario) -> Measurement:
@@ -98,49 +99,48 @@ def run_scenario(
     `packages`. Overload: a target's loads stop at the first that fails."""
     progress.show(scenario, "building and starting")
     services = [target.service for target, _ in runs]
-    try:
-        with (
+    with ScenarioStart(packages) as start:
+        running = start.up(
             roles.RolesScenario(scenario, placed, services, environment=environment)
             if placed.active
             else RunningScenario(scenario, environment=environment)
-        ) as running:
-            packages |= image_packages(running)
-            unit_ms: dict[str, float] = {}
-            while runs:
-                target, load = runs[0]
-                label = f"{scenario} / {target.name}"
-                if load.cpu and target.service not in unit_ms:
-                    unit_ms[target.service] = cpu_ms_per_unit(running, target.service)
-                record = describe(target, load, client, unit_ms.get(target.service) if load.cpu else None)
-                record.app_settings = app_settings(running, target.service)
-                record.server_command = server_command(running, target.service)
-                # Before any request: what the server holds when nothing happens.
-                record.threads_idle = idle_threads(running, target.service)
-                progress.show(label, "verifying")
-                record.problem = verify(target, load.delay, load.cpu)
-                record.verified = record.problem is None
-                if record.verified:
-                    if not overload:  # overload is a sudden flood: no warm-up
-                        warm_up(target, running, client, load.c)
-                    tool = client.loadgen.name
-                    progress.show(label, f"loading: {tool} -n {load.n} -c {load.c}, {query(load.delay, load.cpu)}")
-                    before = roles.probe(placed)
-                    record.measurement = measure(record, running)
-                    record.problem = record.measurement.problem
-                    record.cpu_probe = roles.steadiness(before, roles.probe(placed))
-                if overload and record.verified and record.problem:
-                    # The first failing concurrency is the finding; what matters next is that the server lives.
-                    progress.show(label, "overloaded: does it still answer?")
-                    record.survived = verify(target, load.delay) is None
-                    left = [other for t, other in runs if t == target]
-                    progress.done += len(left) - 1
-                    runs = [run for run in runs if run[0] != target]
-                else:
-                    runs = runs[1:]
-                yield record
-    except ScenarioError as error:
-        # A scenario that does not start fails each of its targets, and the run goes on with the next.
+        )
+        unit_ms: dict[str, float] = {}
+        while runs:
+            target, load = runs[0]
+            label = f"{scenario} / {target.name}"
+            if load.cpu and target.service not in unit_ms:
+                unit_ms[target.service] = cpu_ms_per_unit(running, target.service)
+            record = describe(target, load, client, unit_ms.get(target.service) if load.cpu else None)
+            record.app_settings = app_settings(running, target.service)
+            record.server_command = server_command(running, target.service)
+            # Before any request: what the server holds when nothing happens.
+            record.threads_idle = idle_threads(running, target.service)
+            progress.show(label, "verifying")
+            record.problem = verify(target, load.delay, load.cpu)
+            record.verified = record.problem is None
+            if record.verified:
+                if not overload:  # overload is a sudden flood: no warm-up
+                    warm_up(target, running, client, load.c)
+                tool = client.loadgen.name
+                progress.show(label, f"loading: {tool} -n {load.n} -c {load.c}, {query(load.delay, load.cpu)}")
+                before = roles.probe(placed)
+                record.measurement = measure(record, running)
+                record.problem = record.measurement.problem
+                record.cpu_probe = roles.steadiness(before, roles.probe(placed))
+            if overload and record.verified and record.problem:
+                # The first failing concurrency is the finding; what matters next is that the server lives.
+                progress.show(label, "overloaded: does it still answer?")
+                record.survived = verify(target, load.delay) is None
+                left = [other for t, other in runs if t == target]
+                progress.done += len(left) - 1
+                runs = [run for run in runs if run[0] != target]
+            else:
+                runs = runs[1:]
+            yield record
+    if start.problem:
+        # A scenario that does not start fails each of its targets left, and the run goes on with the next.
         for target, load in runs:
             record = describe(target, load, client)
-            record.problem = f"did not start: {error.in_one_line()}"
+            record.problem = start.problem
             yield record

@@ -66,7 +66,7 @@ from bench.measure.bookstore import (
 from bench.measure.client import choose_client
 from bench.measure.host_probe import host_cpu_probe
 from bench.measure.resultset import Progress, ResultSet
-from bench.measure.server_facts import image_packages
+from bench.measure.scenario_start import ScenarioStart
 from bench.measure.sql_capture import capture
 from bench.render import bookstore as renderer
 from bench.results.records import CpuProbe
@@ -819,13 +819,12 @@ def main(argv: list[str] | None = None) -> int:
         args.scale, args.seconds, args.warm_limit, results.out, profile_seconds=args.profile_seconds,
         profiled=profiled_clients(loads), at_app_rate=args.at_app_rate,
     )  # fmt: skip
-    try:
-        with BookstoreScenario(environment, [target.service for target in targets]) as running:
-            about["packages"] |= image_packages(running)
-            about["database"] = database_facts(running)
-            for record in run(running, targets, loads, plan, endings, args.repeats, progress):
-                keep(record)
-    except ScenarioError as error:
+    with ScenarioStart(about["packages"]) as start:
+        running = start.up(BookstoreScenario(environment, [target.service for target in targets]))
+        about["database"] = database_facts(running)
+        for record in run(running, targets, loads, plan, endings, args.repeats, progress):
+            keep(record)
+    if start.reason:
         measured = {(r["target"], r["load"], r["clients"], r.get("repeat")) for r in results.written}
         for repeat in range(1, args.repeats + 1):
             for ending in endings:
@@ -833,7 +832,7 @@ def main(argv: list[str] | None = None) -> int:
                     for load in loads:
                         record = describe(target, load, args.scale, args.seconds, ending) | {"repeat": repeat}
                         if (record["target"], load.name, load.clients, repeat) not in measured:
-                            keep(record | {"verified": False, "problem": f"not measured: {error.in_one_line()}"})
+                            keep(record | {"verified": False, "problem": f"not measured: {start.reason}"})
     failures = sorted({f"{r['target']}/{r['load']}" for r in results.written if not r["ok"]})
     renderer.render(results.out, results.finish())
     return results.say(failures, "results.json, results.md, charts, index.html")

@@ -51,13 +51,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.containers import doctor, events
-from bench.containers.compose import RunningScenario, ScenarioError
+from bench.containers.compose import RunningScenario
 from bench.containers.scenarios import Target, load_targets
 from bench.loadgen import timeline
 from bench.measure import bookstore
 from bench.measure.client import verify
 from bench.measure.resultset import ResultSet
-from bench.measure.server_facts import cpu_ms_per_unit, image_packages
+from bench.measure.scenario_start import ScenarioStart
+from bench.measure.server_facts import cpu_ms_per_unit
 from bench.render import incidents as renderer
 
 # The hog: requests of the app's largest CPU work at once (about a second each, one after another in a gevent
@@ -348,23 +349,22 @@ def run_once(
         return run_bookstore_once(target_name, event, args, repeat, packages, environment)
     target = find_target(target_name, environment)
     record = describe(target, event, args, environment) | {"repeat": repeat}
-    try:
-        with RunningScenario(scenario, environment=environment) as running:
-            packages |= image_packages(running)
-            delay = record["delay"]  # the event's own, or --delay
-            problem = verify(target, delay)
-            record |= {"verified": problem is None, "problem": problem}
-            if problem:
-                return record
-            body = target.expected_body(delay)
-            # Connections, pools and threads opened before the measurement, as every mode does.
-            timeline.run(f"{target.url}?delay=0", args.clients, 1.0, target.expected_body(0))
-            url = f"{target.url}?delay={delay:g}"
-            record |= load_with_event(running, target, event, args, record["load_seconds"], url, body)
-            # After the load: does the target answer right again (a killed container does not: that is the finding)?
-            record["serves_after"] = verify(target, delay) is None
-    except ScenarioError as error:
-        record |= {"verified": False, "problem": f"did not start: {error.in_one_line()}"}
+    with ScenarioStart(packages) as start:
+        running = start.up(RunningScenario(scenario, environment=environment))
+        delay = record["delay"]  # the event's own, or --delay
+        problem = verify(target, delay)
+        record |= {"verified": problem is None, "problem": problem}
+        if problem:
+            return record
+        body = target.expected_body(delay)
+        # Connections, pools and threads opened before the measurement, as every mode does.
+        timeline.run(f"{target.url}?delay=0", args.clients, 1.0, target.expected_body(0))
+        url = f"{target.url}?delay={delay:g}"
+        record |= load_with_event(running, target, event, args, record["load_seconds"], url, body)
+        # After the load: does the target answer right again (a killed container does not: that is the finding)?
+        record["serves_after"] = verify(target, delay) is None
+    if start.problem:
+        record |= {"verified": False, "problem": start.problem}
     return record
 
 
@@ -386,28 +386,27 @@ def run_bookstore_once(
     record = describe(target, event, args, environment) | {"repeat": repeat, "scale": args.scale}
     record["loadgen"] = "timeline (bench/loadgen/timeline.py), the bookstore's mixed load (BookstoreMix)"
     token = uuid.uuid4().hex[:8]
-    try:
-        with bookstore.BookstoreScenario(environment, [target.service]) as running:
-            packages |= image_packages(running)
-            problem = bookstore.verify(target, MIXED, args.scale)
-            record |= {"verified": problem is None, "problem": problem}
-            if problem:
-                return record
-            url = target.url
-            warm = BookstoreMix(args.scale, args.clients, f"{token}w")
-            timeline.run(url, args.clients, 1.0, "", requests=warm, pause=args.delay)
-            mix = BookstoreMix(args.scale, args.clients, token, seed=repeat)
-            seconds = record["load_seconds"]
-            record |= load_with_event(running, target, event, args, seconds, url, "", requests=mix, pause=args.delay)
-            # The writes one by one, once every request has ended (a stopped container's requests too).
-            record |= bookstore.check_writes(running, token, mix.all_acknowledged())
-            record["writes_acknowledged"] = len(mix.all_acknowledged())
-            if record["writes_lost"]:
-                record["problem"] = f"{record['writes_lost']} acknowledged writes not in the database"
-            bookstore.remove_writes(running)
-            record["serves_after"] = bookstore.verify(target, MIXED, args.scale) is None
-    except ScenarioError as error:
-        record |= {"verified": False, "problem": f"did not start: {error.in_one_line()}"}
+    with ScenarioStart(packages) as start:
+        running = start.up(bookstore.BookstoreScenario(environment, [target.service]))
+        problem = bookstore.verify(target, MIXED, args.scale)
+        record |= {"verified": problem is None, "problem": problem}
+        if problem:
+            return record
+        url = target.url
+        warm = BookstoreMix(args.scale, args.clients, f"{token}w")
+        timeline.run(url, args.clients, 1.0, "", requests=warm, pause=args.delay)
+        mix = BookstoreMix(args.scale, args.clients, token, seed=repeat)
+        seconds = record["load_seconds"]
+        record |= load_with_event(running, target, event, args, seconds, url, "", requests=mix, pause=args.delay)
+        # The writes one by one, once every request has ended (a stopped container's requests too).
+        record |= bookstore.check_writes(running, token, mix.all_acknowledged())
+        record["writes_acknowledged"] = len(mix.all_acknowledged())
+        if record["writes_lost"]:
+            record["problem"] = f"{record['writes_lost']} acknowledged writes not in the database"
+        bookstore.remove_writes(running)
+        record["serves_after"] = bookstore.verify(target, MIXED, args.scale) is None
+    if start.problem:
+        record |= {"verified": False, "problem": start.problem}
     return record
 
 
