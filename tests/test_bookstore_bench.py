@@ -127,7 +127,7 @@ def test_the_ladder_is_the_unchanged_app_then_its_rungs() -> None:
     assert ladder[0].name == bookstore_mode.LADDER_BASE and ladder[0].reads_end_with is None  # the app as written
     assert all(target.reads_end_with == "commit" for target in ladder[1:])  # from the first rung on
     # A rung's records say the ending it fixes, whatever the run's; the ways' say the run's.
-    record = bookstore_round.describe(ladder[1], bookstore.BY_NAME["author"], 1000, 3, "rollback")
+    record = bookstore_round.bookstore_fields(ladder[1], bookstore.BY_NAME["author"], 1000, 3, "rollback")
     assert (record["reads_end_with"], record["pgbench_protocol"], record["rung"]) == ("commit", "prepared", 1)
     assert record["target"] == ladder[1].name
     paced = pgbench.command({"/scripts/author.sql": 100}, 16, 8, "bookstore", "prepared", rate=241.37)

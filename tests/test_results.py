@@ -12,7 +12,7 @@ import pytest
 from bench.containers import roles
 from bench.containers.scenarios import load_targets
 from bench.measure import host_probe
-from bench.measure.bench_record import Measurement, describe
+from bench.measure.bench_record import Measurement, unmeasured_record
 from bench.measure.client import Client, Load
 from bench.render import render
 from bench.results import store
@@ -113,7 +113,7 @@ def test_a_record_its_mode_cannot_read_says_which(tmp_path: Path) -> None:
 def test_what_make_bench_writes_today_loads_as_written(tmp_path: Path) -> None:
     """A record as bench/measure/bench_record.py writes it, with its CPU probe as bench/containers/roles.py takes it."""
     target = load_targets("sync-gunicorn")[0]
-    record = describe(target, Load(n=10, c=5, delay=1.0), Client("host"))
+    record = unmeasured_record(target, Load(n=10, c=5, delay=1.0), Client("host"))
     usage = {"threads_peak": 12, "rss_mb_peak": 50.0, "cpu_seconds": 0.1, "sampled_on": "this machine"}
     record.verified, record.measurement = True, Measurement("ab -n 10 -c 5 ...", usage, rps=3.2, p99_ms=1010.0)
     record.cpu_probe = roles.steadiness({"server": 0.1, "client": 0.1}, {"server": 0.2, "client": 0.1})

@@ -79,7 +79,7 @@ class BenchRecord:
 
     def to_json(self) -> dict[str, Any]:
         record = {
-            **self.target.describe(),
+            **self.target.record_fields(),
             "n": self.load.n,
             "c": self.load.c,
             "delay": self.load.delay,
@@ -118,8 +118,9 @@ class BenchRecord:
         return record
 
 
-def describe(target: Target, load: Load, client: Client, cpu_ms_per_unit: float | None = None) -> BenchRecord:
-    """The record's fixed part: what was loaded, how, and the best a perfect server could score.
+def unmeasured_record(target: Target, load: Load, client: Client, cpu_ms_per_unit: float | None = None) -> BenchRecord:
+    """The record before any measurement, its fixed part: what was loaded, how, and the best a perfect server could
+    score.
 
     With CPU work, a request holds its place for the delay plus its CPU time, and the CPU time alone bounds
     the throughput (bench/loadgen/ceiling.py, cpu_bound_rps). The CPU time is the units times what one unit took in

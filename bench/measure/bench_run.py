@@ -16,7 +16,7 @@ from bench.containers.compose import SUPPORTING_SERVICES, RunningScenario
 from bench.containers.sampler import EngineSampler, Sampler, alive, docker_proxy_pids
 from bench.containers.scenarios import Target
 from bench.loadgen.ceiling import efficiency
-from bench.measure.bench_record import BenchRecord, Measurement, describe
+from bench.measure.bench_record import BenchRecord, Measurement, unmeasured_record
 from bench.measure.client import Client, Load, query, run_loadgen, verify, warm_up
 from bench.measure.resultset import Progress
 from bench.measure.scenario_start import ScenarioStart
@@ -111,7 +111,7 @@ def run_scenario(
             label = f"{scenario} / {target.name}"
             if load.cpu and target.service not in unit_ms:
                 unit_ms[target.service] = cpu_ms_per_unit(running, target.service)
-            record = describe(target, load, client, unit_ms.get(target.service) if load.cpu else None)
+            record = unmeasured_record(target, load, client, unit_ms.get(target.service) if load.cpu else None)
             record.app_settings = app_settings(running, target.service)
             record.server_command = server_command(running, target.service)
             # Before any request: what the server holds when nothing happens.
@@ -141,6 +141,6 @@ def run_scenario(
     if start.problem:
         # A scenario that does not start fails each of its targets left, and the run goes on with the next.
         for target, load in runs:
-            record = describe(target, load, client)
+            record = unmeasured_record(target, load, client)
             record.problem = start.problem
             yield record

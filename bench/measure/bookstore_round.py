@@ -71,8 +71,10 @@ def database_clients(target: Target, load: BookstoreLoad) -> int:
     return min(load.clients, target.db_pool, target.concurrency or load.clients)
 
 
-def describe(target: Target, load: BookstoreLoad, scale: int, seconds: int, run_ending: str) -> dict[str, Any]:
-    described = target.describe()
+def bookstore_fields(target: Target, load: BookstoreLoad, scale: int, seconds: int, run_ending: str) -> dict[str, Any]:
+    """The fields of a bookstore record known before it is measured: the target (named after the ending of its
+    reads where that is not the default), the load, and the clients the database sees from the target."""
+    described = target.record_fields()
     reads_end_with = target.reads_end_with or run_ending  # a rung of the ladder fixes its own
     if reads_end_with != DEFAULT_READS_END and not target.reads_end_with:  # named after what ran, as make bench
         described["target"] = f"{target.name} READS_END_WITH={reads_end_with}"  # names a variant
@@ -209,7 +211,7 @@ def measure_round(
     each set of scripts, clients and protocol the targets share, once: the reference of the round."""
     records = []
     for target in targets:
-        record = describe(target, load, plan.scale, plan.seconds, ending) | {"repeat": repeat}
+        record = bookstore_fields(target, load, plan.scale, plan.seconds, ending) | {"repeat": repeat}
         try:
             activate(running, target, targets)
         except ScenarioError as error:

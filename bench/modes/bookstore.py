@@ -44,7 +44,7 @@ from bench.measure.bookstore import (
 from bench.measure.bookstore_round import (
     Prepared,
     RunPlan,
-    describe,
+    bookstore_fields,
     measure_round,
     pause_all,
     recreate_apps,
@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
             for ending in endings:
                 for target in targets:
                     for load in loads:
-                        record = describe(target, load, args.scale, args.seconds, ending) | {"repeat": repeat}
+                        record = bookstore_fields(target, load, args.scale, args.seconds, ending) | {"repeat": repeat}
                         if (record["target"], load.name, load.clients, repeat) not in measured:
                             keep(record | {"verified": False, "problem": f"not measured: {start.reason}"})
     failures = sorted({f"{r['target']}/{r['load']}" for r in results.written if not r["ok"]})

@@ -214,10 +214,13 @@ def find_target(name: str, environment: dict[str, str]) -> Target:
     return target
 
 
-def describe(target: Target, event: Event, args: argparse.Namespace, environment: dict[str, str]) -> dict[str, Any]:
+def incident_fields(
+    target: Target, event: Event, args: argparse.Namespace, environment: dict[str, str]
+) -> dict[str, Any]:
+    """The fields of an incident record known before its scenario starts: the target, the event, the load."""
     seconds = event.load_seconds or args.seconds
     return {
-        **target.describe(),
+        **target.record_fields(),
         "event": event.name,
         "event_what": event.what,
         "environment": environment,
@@ -293,7 +296,7 @@ def run_once(
     if scenario == bookstore.SCENARIO:
         return run_bookstore_once(target_name, event, args, repeat, packages, environment)
     target = find_target(target_name, environment)
-    record = describe(target, event, args, environment) | {"repeat": repeat}
+    record = incident_fields(target, event, args, environment) | {"repeat": repeat}
     with ScenarioStart(packages) as start:
         running = start.up(RunningScenario(scenario, environment=environment))
         delay = record["delay"]  # the event's own, or --delay
@@ -328,7 +331,7 @@ def run_bookstore_once(
     load with its writes, then every acknowledged write looked up, and all of the load's writes removed."""
     environment = {**environment, "BOOKSTORE_SCALE": str(args.scale)}
     target = find_target(target_name, environment)
-    record = describe(target, event, args, environment) | {"repeat": repeat, "scale": args.scale}
+    record = incident_fields(target, event, args, environment) | {"repeat": repeat, "scale": args.scale}
     record["loadgen"] = "timeline (bench/loadgen/timeline.py), the bookstore's mixed load (BookstoreMix)"
     token = uuid.uuid4().hex[:8]
     with ScenarioStart(packages) as start:

@@ -99,8 +99,9 @@ def listen_counters(running: RunningScenario, service: str) -> dict[str, int]:
     return {"ListenOverflows": counters["ListenOverflows"], "ListenDrops": counters["ListenDrops"]}
 
 
-def describe(target: Target) -> dict[str, Any]:
-    return {"lab": target.scenario, **target.describe(), "variant": target.variant, "setting": target.setting}
+def lab_fields(target: Target) -> dict[str, Any]:
+    """The fields of a lab's record that say which target it measured: its lab, variant and setting."""
+    return {"lab": target.scenario, **target.record_fields(), "variant": target.variant, "setting": target.setting}
 
 
 def at_once(running: RunningScenario, n: int = 10, delay: float = 0.5) -> list[dict[str, Any]]:
@@ -111,7 +112,7 @@ def at_once(running: RunningScenario, n: int = 10, delay: float = 0.5) -> list[d
         command, answers = burst(running, plan(target, n, f"delay={delay:g}"))
         figures = summarise(answers, delay)
         records.append(
-            describe(target)
+            lab_fields(target)
             | {"n": n, "delay": delay, "commands": [command]}
             | figures
             | {
@@ -142,7 +143,7 @@ def pool_default(running: RunningScenario, n: int = 200, delay: float = 1.0, rou
             opened.append(now - sockets)
             sockets = now
         records.append(
-            describe(target)
+            lab_fields(target)
             | {"n": n, "delay": delay, "commands": commands, "per_round": per_round}
             | {
                 "answered": sum(r["answered"] for r in per_round),
@@ -168,7 +169,7 @@ def small_backlog(
         command, answers = burst(running, plan(target, n, f"delay={delay:g}"), timeout=timeout)
         after = listen_counters(running, target.service)
         records.append(
-            describe(target)
+            lab_fields(target)
             | {"n": n, "delay": delay, "timeout": timeout, "commands": [command]}
             | summarise(answers, delay)
             | {name: after[name] - before[name] for name in after}
@@ -188,7 +189,7 @@ def cpu_starvation(
         command, answers = burst(running, heavy, light)
         latencies = [a["seconds"] for a in answers[1:]]
         records.append(
-            describe(target)
+            lab_fields(target)
             | {"units": units, "cheap": cheap, "delay": delay, "every": every, "commands": [command]}
             | {key: value for key, value in summarise(answers, delay).items() if key in ("requests", "answered")}
             | {

@@ -46,9 +46,10 @@ BASE_CLIENTS_MAX = 1000
 VEGETA_IMAGE = "flask-playground/vegeta"  # bench/loadgen/Dockerfile-vegeta: for hosts without vegeta
 
 
-def describe(target: Target, delay: float, place: str) -> dict[str, Any]:
+def latency_fields(target: Target, delay: float, place: str) -> dict[str, Any]:
+    """The fields of a latency record known before its load: the target, the delay, and where vegeta runs."""
     return {
-        **target.describe(),
+        **target.record_fields(),
         "delay": delay,
         "loadgen": "vegeta",
         "keepalive": True,
@@ -146,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         with ScenarioStart(results.metadata["packages"]) as start:
             running = start.up(RunningScenario(scenario))
             for target in ours:
-                record = describe(target, args.delay, place)
+                record = latency_fields(target, args.delay, place)
                 problem = verify(target, args.delay)
                 record |= {"verified": problem is None, "problem": problem}
                 if problem is None and client is not None:
@@ -167,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
                     )
         if start.problem:
             for target in ours:
-                keep(describe(target, args.delay, place) | {"verified": False, "problem": start.problem})
+                keep(latency_fields(target, args.delay, place) | {"verified": False, "problem": start.problem})
     failures = sorted({record["target"] for record in results.written if not record["ok"]})
     renderer.render(results.out, results.finish())
     return results.say(failures, "results.json, results.md, latency.png")

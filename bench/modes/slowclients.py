@@ -223,9 +223,10 @@ async def recover(target: Target, within: float = RECOVERY_SECONDS) -> float | N
     return None
 
 
-def describe(target: Target) -> dict[str, Any]:
+def slowclient_fields(target: Target) -> dict[str, Any]:
+    """The fields of a slow-clients record that say what it loaded: the target, and the proxy in front of it."""
     return {
-        **target.describe(),
+        **target.record_fields(),
         "via": target.via,
     }
 
@@ -290,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
                 progress.show(target.name, "verifying")
                 if problem := verify(target, 1.0):
                     keep(
-                        describe(target) | {"verified": False, "problem": problem},
+                        slowclient_fields(target) | {"verified": False, "problem": problem},
                         len(args.kinds) * len(args.levels) - 1,
                     )
                     continue
@@ -299,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
                     kind = kinds.pop(0)
                     for index, level in enumerate(args.levels):
                         progress.show(target.name, f"{level} slow connections ({kind})")
-                        record = describe(target) | {"verified": True, "problem": None}
+                        record = slowclient_fields(target) | {"verified": True, "problem": None}
                         record |= measure_level(target, kind, level, args.threshold)
                         verdict = "DELAYED" if record["delayed"] else "answered"
                         print(
@@ -321,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
         if start.problem:
             for target in pending:
                 failed = {"verified": False, "problem": start.problem}
-                keep(describe(target) | failed, len(args.kinds) * len(args.levels) - 1)
+                keep(slowclient_fields(target) | failed, len(args.kinds) * len(args.levels) - 1)
     failures = sorted({r["target"] for r in results.written if not r["ok"]})
     renderer.render(results.out, results.finish())
     return results.say(failures, "results.json, results.md")
