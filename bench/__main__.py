@@ -10,7 +10,7 @@ from bench.containers.compose import RunningScenario
 from bench.containers.sampler import EngineSampler, os_threads, server_pids
 from bench.containers.scenarios import LOADS, REGISTRY, load_targets
 from bench.loadgen.ab import ab_command
-from bench.measure.target import choose_client
+from bench.measure.client import choose_client
 
 
 def show_targets(scenario: str) -> None:

@@ -23,7 +23,7 @@ import requests
 
 from bench.containers.compose import RunningScenario
 from bench.containers.scenarios import REFERENCE, ROOT, SCENARIOS
-from bench.measure.target import choose_client
+from bench.measure.client import choose_client
 from tests import engines
 
 

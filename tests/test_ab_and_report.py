@@ -133,7 +133,7 @@ def test_a_target_that_did_not_start_beside_a_probed_one_renders(tmp_path: Path)
     assert page.count("<tr") == 3  # the header and both targets
 
 
-# What a record of a target that did not start carries (bench/measure/target.py): what it is, not what it did.
+# What a record of a target that did not start carries (bench/measure/bench_run.py): what it is, not what it did.
 NOT_MEASURED_KEYS = {
     "scenario", "target", "server", "mode", "workers", "threads_per_worker", "gevent_cores", "concurrency", "n",
     "c", "delay", "client", "ceiling_rps", "ceiling_naive_rps", "verified", "ok", "problem",

@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from bench.containers import roles
+from bench.containers.compose import RunningScenario, ScenarioError
 from bench.loadgen.ab import ab_command, parse_ab
 from bench.loadgen.ceiling import ceiling_rps, naive_ceiling_rps
 from bench.loadgen.closed_loop import LOADGENS
+from bench.measure.scenario_start import ScenarioStart
 from bench.modes import bench as bench_mode
 from bench.render.bench import summarise
 from bench.results.bench import BenchResult
@@ -57,6 +59,59 @@ def test_ceiling_models_of_hey_and_wrk_against_slow_api(name: str, delay: float)
     # Both open every connection at once and keep it: unlike ab's, no request waits behind another for a whole delay,
     # which is what would keep them from the naive c / delay. How close they come is the benchmark's to say.
     assert delay * 1000 <= result.p50_ms <= result.p99_ms < 2 * delay * 1000, (result.p50_ms, result.p99_ms)
+
+
+class ScenarioOnPaper(RunningScenario):
+    """A scenario that starts no container: it fails on `up` when told to, and counts its teardowns."""
+
+    def __init__(self, fails_to_start: bool = False) -> None:
+        super().__init__("sync-gunicorn", build=False)
+        self.fails_to_start, self.downs = fails_to_start, 0
+
+    def up(self) -> None:
+        if self.fails_to_start:
+            raise ScenarioError("docker compose up failed:\nnetwork created\nBind for 127.0.0.1:8000: port is taken")
+
+    def down(self) -> None:
+        self.downs += 1
+
+    def container_ids(self) -> dict[str, str]:
+        return {}  # no image to read packages from
+
+
+def test_a_scenario_that_fails_ends_its_block_torn_down_not_the_run() -> None:
+    """ScenarioStart (every mode's start): a scenario that does not come up, or fails while measured, is torn down
+    once and leaves the block with its reason for the records; anything else still stops the run."""
+    packages: dict[str, list[str]] = {"kept": ["from before"]}
+    scenario, reached = ScenarioOnPaper(fails_to_start=True), False
+    with ScenarioStart(packages) as start:
+        start.up(scenario)
+        reached = True
+    assert not reached and scenario.downs == 1 and packages == {"kept": ["from before"]}
+    assert start.problem == "did not start: docker compose up failed: Bind for 127.0.0.1:8000: port is taken"
+
+    scenario = ScenarioOnPaper()
+    with ScenarioStart(packages) as start:
+        assert start.up(scenario) is scenario and scenario.downs == 0
+        raise ScenarioError("sync-gunicorn: {'app': 'unhealthy'}\nlogs")
+    assert scenario.downs == 1 and start.problem == "did not start: sync-gunicorn: {'app': 'unhealthy'}"
+
+    scenario = ScenarioOnPaper()
+    with ScenarioStart(packages) as start:
+        start.up(scenario)
+    assert scenario.downs == 1 and start.problem is None and start.reason is None
+
+    burst = subprocess.CalledProcessError(1, ["docker", "run", "burst"])  # make labs' client, `also` there
+    with ScenarioStart(packages, also=(subprocess.SubprocessError,)) as start:
+        start.up(ScenarioOnPaper())
+        raise burst
+    assert start.error is burst and start.reason == str(burst)
+
+    scenario = ScenarioOnPaper()
+    with pytest.raises(ValueError), ScenarioStart(packages, also=(subprocess.SubprocessError,)) as start:
+        start.up(scenario)
+        raise ValueError("a bug, not a scenario that failed")
+    assert scenario.downs == 1
 
 
 @pytest.mark.docker

@@ -17,8 +17,16 @@ import pytest
 from bench.containers.compose import RunningScenario
 from bench.containers.sampler import SAMPLER_IMAGE
 from bench.loadgen import pgbench
-from bench.measure import profile
-from bench.modes import bookstore
+from bench.measure import (
+    bookstore,
+    bookstore_pgbench,
+    bookstore_round,
+    bookstore_wrk,
+    host_probe,
+    postgres_work,
+    profile,
+)
+from bench.modes import bookstore as bookstore_mode
 from bench.render import bookstore as bookstore_renderer
 from bench.render import render
 from tests.conftest import tool_beside_a_server
@@ -112,14 +120,14 @@ def test_pgbench_reports() -> None:
 
 def test_the_ladder_is_the_unchanged_app_then_its_rungs() -> None:
     every = bookstore.bookstore_targets({})
-    ways = bookstore.chosen_targets(every, None, ladder=False)
+    ways = bookstore_mode.chosen_targets(every, None, ladder=False)
     assert ways and all(target.rung is None and target.reads_end_with is None for target in ways)
-    ladder = bookstore.chosen_targets(every, None, ladder=True)
+    ladder = bookstore_mode.chosen_targets(every, None, ladder=True)
     assert [target.rung for target in ladder] == list(range(len(ladder))) and len(ladder) >= 6
-    assert ladder[0].name == bookstore.LADDER_BASE and ladder[0].reads_end_with is None  # the app as written
+    assert ladder[0].name == bookstore_mode.LADDER_BASE and ladder[0].reads_end_with is None  # the app as written
     assert all(target.reads_end_with == "commit" for target in ladder[1:])  # from the first rung on
     # A rung's records say the ending it fixes, whatever the run's; the ways' say the run's.
-    record = bookstore.describe(ladder[1], bookstore.BY_NAME["author"], 1000, 3, "rollback")
+    record = bookstore_round.bookstore_fields(ladder[1], bookstore.BY_NAME["author"], 1000, 3, "rollback")
     assert (record["reads_end_with"], record["pgbench_protocol"], record["rung"]) == ("commit", "prepared", 1)
     assert record["target"] == ladder[1].name
     paced = pgbench.command({"/scripts/author.sql": 100}, 16, 8, "bookstore", "prepared", rate=241.37)
@@ -129,26 +137,27 @@ def test_the_ladder_is_the_unchanged_app_then_its_rungs() -> None:
 
 def test_loads_and_their_scripts() -> None:
     mixed, slow = bookstore.BY_NAME["mixed"], bookstore.BY_NAME["slow"]
-    assert bookstore.weights(mixed) == {"author.sql": 90, "write.sql": 10}
-    assert bookstore.weights(slow) == {"slow.sql": 100}
+    assert bookstore_pgbench.weights(mixed) == {"author.sql": 90, "write.sql": 10}
+    assert bookstore_pgbench.weights(slow) == {"slow.sql": 100}
     # At the default size the list loads read the article's pages: offsets 50,000 and 500,000.
     assert bookstore.BY_NAME["moderate"].first_offset(1_000_000) == 50_000
     assert slow.first_offset(1_000_000) == 500_000
     # A sweep runs the author and slow loads from below their pool to far past it; --clients sets every load's.
     sweep, given = argparse.Namespace(clients=None, sweep=True), argparse.Namespace(clients=[5], sweep=True)
-    assert bookstore.clients_of(sweep, "author") == [8, 32, 128, 512] and bookstore.clients_of(sweep, "mixed") == [32]
-    assert bookstore.clients_of(given, "slow") == [5]
-    assert bookstore.profiled_clients([replace(slow, clients=c) for c in (4, 16, 64)]) == {("slow", 16)}
-    arguments = bookstore.lua_arguments(mixed, 1000, "token")
+    assert bookstore_mode.clients_of(sweep, "author") == [8, 32, 128, 512]
+    assert bookstore_mode.clients_of(sweep, "mixed") == [32]
+    assert bookstore_mode.clients_of(given, "slow") == [5]
+    assert bookstore_mode.profiled_clients([replace(slow, clients=c) for c in (4, 16, 64)]) == {("slow", 16)}
+    arguments = bookstore_wrk.lua_arguments(mixed, 1000, "token")
     assert arguments[:6] == ["mixed", "1000", "0", "50", "100", "token"]
     assert "@@MARKER@@" in json.loads(arguments[6])["name"]
     line = (
         'BOOKSTORE {"statuses": {"200": 90, "201": 2, "503": 1}, "acknowledged_writes": 2, "acknowledged": ["a", "b"]}'
     )
-    counts = bookstore.parse_counts(f"Requests/sec: 10\n{line}\n")
+    counts = bookstore_wrk.parse_counts(f"Requests/sec: 10\n{line}\n")
     assert counts["statuses"]["503"] == 1 and counts["acknowledged"] == ["a", "b"]
     with pytest.raises(ValueError, match="no BOOKSTORE line"):
-        bookstore.parse_counts("Requests/sec: 10\n")
+        bookstore_wrk.parse_counts("Requests/sec: 10\n")
 
 
 def test_the_wrk_script_spreads_ids_and_marks_each_write(tmp_path: Path) -> None:
@@ -175,8 +184,8 @@ def test_the_wrk_script_spreads_ids_and_marks_each_write(tmp_path: Path) -> None
         "server.serve_forever()\n"
     )
     seen = tmp_path / "seen.txt"
-    arguments = bookstore.lua_arguments(bookstore.BY_NAME["mixed"], 1000, "tok")
-    script = ["-t", "2", "-c", "4", "-d", "2s", "-s", str(bookstore.LUA)]
+    arguments = bookstore_wrk.lua_arguments(bookstore.BY_NAME["mixed"], 1000, "tok")
+    script = ["-t", "2", "-c", "4", "-d", "2s", "-s", str(bookstore_wrk.LUA)]
     if shutil.which("wrk"):
         process = subprocess.Popen(
             ["python3", str(server), "0", str(seen), "127.0.0.1"], stdout=subprocess.PIPE, text=True
@@ -190,11 +199,11 @@ def test_the_wrk_script_spreads_ids_and_marks_each_write(tmp_path: Path) -> None
             process.wait()
     else:  # wrk in its container, the server in the sampler's image beside it
         serve = ["python", str(server), "8000", str(seen), "0.0.0.0"]
-        mounts = (bookstore.LUA.parent, tmp_path)
+        mounts = (bookstore_wrk.LUA.parent, tmp_path)
         with tool_beside_a_server("wrk", SAMPLER_IMAGE, serve, 8000, mounts) as (wrk, url):
             command = [*wrk, *script, url.rstrip("/"), "--", *arguments]
             output = subprocess.run(command, capture_output=True, text=True, timeout=30).stdout
-    counts = bookstore.parse_counts(output)
+    counts = bookstore_wrk.parse_counts(output)
     requests = seen.read_text().splitlines()
     writes = [json.loads(line.removeprefix("POST "))["name"] for line in requests if line.startswith("POST ")]
     ids = [int(line.removeprefix("/author/")) for line in requests if line.startswith("/author/")]
@@ -319,7 +328,7 @@ def test_scripts_from_a_real_capture_replay_against_the_database(small_volume: N
     environment = {"BOOKSTORE_SCALE": str(SCALE)}
     (target,) = [t for t in bookstore.bookstore_targets(environment) if t.name == "bookstore-gunicorn-gevent"]
     with bookstore.BookstoreScenario(environment, [target.service]) as running:
-        texts = bookstore.scripts(running, target.service, SCALE, "rollback")
+        texts = bookstore_pgbench.scripts(running, target.service, SCALE, "rollback")
         assert texts["author.sql"].startswith(f"\\set id random(1, {SCALE})\nBEGIN;\nSELECT ")
         assert texts["author.sql"].count(":id") >= 2 and texts["author.sql"].endswith("ROLLBACK;\n")
         assert texts["slow.sql"].startswith(f"\\set offset {SCALE // 2} + 20 * random(0, 49)\nBEGIN;\n")
@@ -328,11 +337,11 @@ def test_scripts_from_a_real_capture_replay_against_the_database(small_volume: N
         tmp_path.chmod(0o755)
         for name, text in texts.items():
             (tmp_path / name).write_text(text)
-        idle = bookstore.measure_idle(running)
+        idle = postgres_work.measure_idle(running)
         # Idle, Postgres runs only the healthchecks' statements: the app's (about one a second) and no others.
-        assert 1 <= idle.statements.get("SELECT", 0) <= 2 * bookstore.IDLE_SECONDS + 2, idle
+        assert 1 <= idle.statements.get("SELECT", 0) <= 2 * postgres_work.IDLE_SECONDS + 2, idle
         for load in bookstore.LOADS:
-            measured = bookstore.measure_database(running, load, 2, 2, tmp_path, "extended", idle)
+            measured = bookstore_pgbench.measure_database(running, load, 2, 2, tmp_path, "extended", idle)
             assert measured.get("pgbench_problem") is None, measured
             assert measured["pgbench_transactions"] > 0 and measured["pgbench_failed"] == 0, measured
             assert measured["pgbench_pg_cpu_ms_per_transaction"] > 0, measured
@@ -362,7 +371,7 @@ def test_a_tiny_bookstore_run_makes_a_valid_set(
     arguments = ["--scale", str(SCALE), "--targets", "bookstore-gunicorn-gevent", "bookstore-granian"]
     arguments += ["--loads", "mixed", "--clients", "8", "--reads-end-with", "rollback", "commit"]
     arguments += ["--seconds", "3", "--warm-limit", "3", "--profile-seconds", "1", "--at-app-rate"]
-    assert bookstore.main([*arguments, "--out", str(tmp_path)]) == 0
+    assert bookstore_mode.main([*arguments, "--out", str(tmp_path)]) == 0
     document = json.loads((tmp_path / "results.json").read_text())
     assert document["metadata"]["mode"] == "bookstore" and document["metadata"]["cpu_model"], document["metadata"]
     assert document["metadata"]["command"].startswith("python -m bench.modes.bookstore --scale 2100")
@@ -411,7 +420,7 @@ def test_a_tiny_bookstore_run_makes_a_valid_set(
         way = "through the engine: docker" if measured["target"].startswith("bookstore-granian") else "this machine"
         assert measured["sampled_on"] == way, measured
         host = measured["cpu_probe"]["seconds"]["host"]  # the four probes around wrk and pgbench
-        assert host.keys() == set(bookstore.PROBES) and all(seconds > 0 for seconds in host.values()), measured
+        assert host.keys() == set(host_probe.PROBES) and all(seconds > 0 for seconds in host.values()), measured
         # The database alone again, paced to this target's own rate: pgbench keeps to it (far below its own).
         assert f"--rate {measured['rps']:.1f}" in measured["pgbench_at_app_rate_command"], measured
         assert measured["pgbench_at_app_rate_tps"] == pytest.approx(measured["rps"], rel=0.2), measured

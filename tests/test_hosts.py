@@ -25,7 +25,7 @@ from bench.containers.images import build_on_first_use
 from bench.containers.sampler import SAMPLER_IMAGE
 from bench.containers.scenarios import ROOT
 from bench.measure import resultset
-from bench.measure.target import build_loadgen_image
+from bench.measure.client import build_loadgen_image
 from bench.modes import bench as bench_mode
 from tests import engines
 from tests.conftest import HOST_LOADGENS, free_port, path_without

@@ -9,7 +9,7 @@ import pytest
 
 from bench.containers.compose import RunningScenario
 from bench.containers.scenarios import LABS, ROOT, SCENARIOS, load_targets
-from bench.measure.target import choose_client
+from bench.measure.client import choose_client
 from bench.modes import labs
 from bench.render import labs as labs_renderer
 from bench.results.labs import LabResult

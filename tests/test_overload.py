@@ -12,7 +12,7 @@ import pytest
 from bench.containers.compose import RunningScenario
 from bench.containers.scenarios import load_targets
 from bench.loadgen.ab import parse_ab
-from bench.measure.target import choose_client, run_loadgen
+from bench.measure.client import choose_client, run_loadgen
 from tests.conftest import load
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

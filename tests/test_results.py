@@ -11,8 +11,9 @@ import pytest
 
 from bench.containers import roles
 from bench.containers.scenarios import load_targets
-from bench.measure.target import Client, Load, Measurement, describe
-from bench.modes import bookstore as bookstore_mode
+from bench.measure import host_probe
+from bench.measure.bench_record import Measurement, unmeasured_record
+from bench.measure.client import Client, Load
 from bench.render import render
 from bench.results import store
 from bench.results.bench import BenchResult
@@ -110,9 +111,9 @@ def test_a_record_its_mode_cannot_read_says_which(tmp_path: Path) -> None:
 
 
 def test_what_make_bench_writes_today_loads_as_written(tmp_path: Path) -> None:
-    """A record as bench/measure/target.py writes it, with its CPU probe as bench/containers/roles.py takes it."""
+    """A record as bench/measure/bench_record.py writes it, with its CPU probe as bench/containers/roles.py takes it."""
     target = load_targets("sync-gunicorn")[0]
-    record = describe(target, Load(n=10, c=5, delay=1.0), Client("host"))
+    record = unmeasured_record(target, Load(n=10, c=5, delay=1.0), Client("host"))
     usage = {"threads_peak": 12, "rss_mb_peak": 50.0, "cpu_seconds": 0.1, "sampled_on": "this machine"}
     record.verified, record.measurement = True, Measurement("ab -n 10 -c 5 ...", usage, rps=3.2, p99_ms=1010.0)
     record.cpu_probe = roles.steadiness({"server": 0.1, "client": 0.1}, {"server": 0.2, "client": 0.1})
@@ -127,15 +128,15 @@ def test_what_make_bench_writes_today_loads_as_written(tmp_path: Path) -> None:
 
 
 def test_make_bookstore_writes_its_four_host_probes_as_one() -> None:
-    measured = {key: 0.1 for key in bookstore_mode.PROBES.values()} | {"cpu_probe_s_after": 0.13, "rps": 1.0}
-    assert bookstore_mode.with_cpu_probe(dict(measured), judged=True) == {
+    measured = {key: 0.1 for key in host_probe.PROBES.values()} | {"cpu_probe_s_after": 0.13, "rps": 1.0}
+    assert host_probe.with_cpu_probe(dict(measured), judged=True) == {
         "rps": 1.0,
         "cpu_probe": {
             "seconds": {"host": {"before": 0.1, "after_wrk": 0.1, "pgbench_before": 0.1, "after": 0.13}},
             "moved": {"host": 1.3}, "steady": False,
         },
     }  # fmt: skip
-    stopped = bookstore_mode.with_cpu_probe({"cpu_probe_s_before": 0.1}, judged=False)  # before the database alone
+    stopped = host_probe.with_cpu_probe({"cpu_probe_s_before": 0.1}, judged=False)  # before the database alone
     assert stopped == {"cpu_probe": {"seconds": {"host": {"before": 0.1}}, "moved": {}, "steady": None}}
 
 

@@ -17,7 +17,7 @@ from bench.containers.compose import RunningScenario, compose_command
 from bench.containers.roles import Engine, Roles, RolesScenario
 from bench.containers.sampler import SAMPLER_IMAGE, EngineSampler, Sampler
 from bench.containers.scenarios import REGISTRY, ROOT, load_targets
-from bench.measure import target as measure_target
+from bench.measure.client import verify
 from bench.modes import bench as bench_mode
 from tests import engines
 
@@ -237,4 +237,4 @@ def test_cpusets_pin_each_role_on_one_engine() -> None:
         inside = ["python", "-c", "import os; print(sorted(os.sched_getaffinity(0)))"]
         command = [*running.loadgen_run("flask-playground/ab"), *inside]
         assert subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip() == "[0]"
-        assert measure_target.verify(target, 0.2) is None
+        assert verify(target, 0.2) is None

@@ -184,6 +184,31 @@ def test_a_mode_has_a_main_and_a_result_set(mode: str) -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_a_mode_starts_its_scenarios_through_scenario_start(mode: str) -> None:
+    """2. Every scenario a mode starts goes through bench/measure/scenario_start.py (ScenarioStart, or run_scenario
+    which uses it): its images' packages recorded, and a scenario that fails turned into records, the same way in
+    every mode. So a mode neither enters a scenario in a `with` of its own, nor reads packages, nor catches
+    ScenarioError."""
+    tree = ast.parse(MODULES[f"modes.{mode}"].read_text())
+
+    def name(node: ast.expr) -> str:
+        return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+    entered = {
+        name(item.context_expr.func)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.With)
+        for item in node.items
+        if isinstance(item.context_expr, ast.Call) and name(item.context_expr.func).endswith("Scenario")
+    }
+    called = {name(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    caught = {ast.unparse(node.type) for node in ast.walk(tree) if isinstance(node, ast.ExceptHandler) and node.type}
+    assert not entered, f"bench/modes/{mode}.py enters {sorted(entered)} itself"
+    assert "image_packages" not in called, f"bench/modes/{mode}.py reads the images' packages itself"
+    assert not [c for c in caught if "ScenarioError" in c], f"bench/modes/{mode}.py catches ScenarioError"
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_a_mode_has_its_renderer_in_the_dispatch(mode: str) -> None:
     """3. bench/render/<mode>.py with render(out, loaded), named in the dispatch under the mode's name, and the mode
     itself imports it: its run ends by rendering its own set, nothing below the modes draws a page."""

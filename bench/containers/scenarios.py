@@ -159,7 +159,7 @@ class Target:
         per_worker = {"sync": self.threads_per_worker, "gevent": self.gevent_cores}.get(self.mode)
         return None if per_worker is None else self.workers * per_worker
 
-    def describe(self) -> dict[str, Any]:
+    def record_fields(self) -> dict[str, Any]:
         """What every record of this target says about it, whatever the mode."""
         return {
             "scenario": self.scenario,

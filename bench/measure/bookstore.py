@@ -1,6 +1,6 @@
 """The bookstore (bookstore.yml) as the harness sees it, shared by `make bookstore` and `make incidents`: its scenario
-and targets, its loads, the check that a target answers from the data, and its writes, each looked up by its marker
-and removed after a load."""
+and targets, its loads, its data's size, the check that a target answers from the data, and its writes, each looked
+up by its marker and removed after a load."""
 
 from __future__ import annotations
 
@@ -98,6 +98,14 @@ def bookstore_targets(environment: dict[str, str]) -> list[Target]:
 
 def psql(running: RunningScenario, sql: str) -> str:
     return query(running, DATABASE, sql)
+
+
+def database_facts(running: RunningScenario) -> dict[str, Any]:
+    """The data's size as the run's metadata keeps it: authors, books, and the database on disk."""
+    authors = psql(running, "SELECT count(*) FROM authors")
+    books = psql(running, "SELECT count(*) FROM books")
+    size = psql(running, f"SELECT pg_size_pretty(pg_database_size('{DATABASE}'))")
+    return {"authors": int(authors), "books": int(books), "size": size}
 
 
 def verify(target: Target, load: BookstoreLoad, scale: int) -> str | None:

@@ -1,5 +1,5 @@
 """`make bench`, `make sweep` and `make overload`: each target started fresh, verified, warmed up, loaded while its
-processes are sampled, and torn down (bench/measure/target.py); one record per target and load in OUT/results.json,
+processes are sampled, and torn down (bench/measure/bench_run.py); one record per target and load in OUT/results.json,
 rendered to Markdown, charts and index.html from that file alone.
 
 - bench: each target at the tutorial's load (2000 requests from 200 clients, or 10 from 5 for the one-at-a-time
@@ -21,8 +21,10 @@ from bench.containers import roles
 from bench.containers.images import cold_build
 from bench.containers.scenarios import LOADS, REFERENCE, SCENARIOS, Target, load_targets
 from bench.loadgen.closed_loop import LOADGENS
+from bench.measure.bench_record import BenchRecord, compare_to_reference
+from bench.measure.bench_run import run_scenario
+from bench.measure.client import Client, Load, choose_client
 from bench.measure.resultset import Progress, ResultSet
-from bench.measure.target import BenchRecord, Client, Load, choose_client, compare_to_reference, run_scenario
 from bench.render import bench as renderer
 
 SWEEP_CONCURRENCIES = (10, 50, 200, 500, 1000)

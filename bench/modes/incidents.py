@@ -38,9 +38,7 @@ whose 201 never reached its client is counted apart (`writes_unacknowledged`).
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import random
 import statistics
 import sys
 import time
@@ -51,12 +49,15 @@ from pathlib import Path
 from typing import Any
 
 from bench.containers import doctor, events
-from bench.containers.compose import RunningScenario, ScenarioError
+from bench.containers.compose import RunningScenario
 from bench.containers.scenarios import Target, load_targets
 from bench.loadgen import timeline
 from bench.measure import bookstore
+from bench.measure.bookstore_mix import BookstoreMix
+from bench.measure.client import verify
 from bench.measure.resultset import ResultSet
-from bench.measure.target import cpu_ms_per_unit, image_packages, verify
+from bench.measure.scenario_start import ScenarioStart
+from bench.measure.server_facts import cpu_ms_per_unit
 from bench.render import incidents as renderer
 
 # The hog: requests of the app's largest CPU work at once (about a second each, one after another in a gevent
@@ -213,64 +214,13 @@ def find_target(name: str, environment: dict[str, str]) -> Target:
     return target
 
 
-class BookstoreMix:
-    """The bookstore's mixed load for the timeline's clients: 90 % GET /author/<random id> (answered 200 with that
-    author), 10 % POST /author with a marker unique to the load, client and request (answered 201 naming it). Each
-    client has its own random stream and its own list of the writes it saw acknowledged."""
-
-    def __init__(self, scale: int, clients: int, token: str, seed: int = 1) -> None:
-        self.scale, self.token = scale, token
-        self.random = [random.Random(seed * 1_000_003 + client) for client in range(clients)]
-        self.sent = [0] * clients
-        self.acknowledged: list[list[str]] = [[] for _ in range(clients)]
-
-    def __call__(self, client: int) -> timeline.Exchange:
-        self.sent[client] += 1
-        if self.random[client].random() < 0.1:
-            marker = f"{bookstore.MARKER_PREFIX}{self.token}-{client}-{self.sent[client]}"
-            body = json.dumps(bookstore.POST_BODY).replace("@@MARKER@@", marker).encode()
-            headers = {"Content-Type": "application/json"}
-            return timeline.Exchange("POST", "/author", self.judge_write(client, marker), body, headers)
-        author_id = self.random[client].randint(1, self.scale)
-        return timeline.Exchange("GET", f"/author/{author_id}", self.judge_read(author_id))
-
-    @staticmethod
-    def judge_read(author_id: int) -> Callable[[int, bytes], str]:
-        def judge(status: int, body: bytes) -> str:
-            if status != 200:
-                return f"status {status}"
-            return timeline.OK if name_in(body) == f"Author {author_id}" else timeline.WRONG_BODY
-
-        return judge
-
-    def judge_write(self, client: int, marker: str) -> Callable[[int, bytes], str]:
-        def judge(status: int, body: bytes) -> str:
-            if status != 201:
-                return f"status {status}"
-            if name_in(body) != marker:
-                return timeline.WRONG_BODY
-            self.acknowledged[client].append(marker)
-            return timeline.OK
-
-        return judge
-
-    def all_acknowledged(self) -> list[str]:
-        return [marker for markers in self.acknowledged for marker in markers]
-
-
-def name_in(body: bytes) -> str | None:
-    """The `name` of a JSON object answer; None for anything else (a proxy's HTML error page with a 2xx, cut bytes)."""
-    try:
-        answer = json.loads(body)
-    except ValueError:
-        return None
-    return answer.get("name") if isinstance(answer, dict) else None
-
-
-def describe(target: Target, event: Event, args: argparse.Namespace, environment: dict[str, str]) -> dict[str, Any]:
+def incident_fields(
+    target: Target, event: Event, args: argparse.Namespace, environment: dict[str, str]
+) -> dict[str, Any]:
+    """The fields of an incident record known before its scenario starts: the target, the event, the load."""
     seconds = event.load_seconds or args.seconds
     return {
-        **target.describe(),
+        **target.record_fields(),
         "event": event.name,
         "event_what": event.what,
         "environment": environment,
@@ -346,24 +296,23 @@ def run_once(
     if scenario == bookstore.SCENARIO:
         return run_bookstore_once(target_name, event, args, repeat, packages, environment)
     target = find_target(target_name, environment)
-    record = describe(target, event, args, environment) | {"repeat": repeat}
-    try:
-        with RunningScenario(scenario, environment=environment) as running:
-            packages |= image_packages(running)
-            delay = record["delay"]  # the event's own, or --delay
-            problem = verify(target, delay)
-            record |= {"verified": problem is None, "problem": problem}
-            if problem:
-                return record
-            body = target.expected_body(delay)
-            # Connections, pools and threads opened before the measurement, as every mode does.
-            timeline.run(f"{target.url}?delay=0", args.clients, 1.0, target.expected_body(0))
-            url = f"{target.url}?delay={delay:g}"
-            record |= load_with_event(running, target, event, args, record["load_seconds"], url, body)
-            # After the load: does the target answer right again (a killed container does not: that is the finding)?
-            record["serves_after"] = verify(target, delay) is None
-    except ScenarioError as error:
-        record |= {"verified": False, "problem": f"did not start: {error.in_one_line()}"}
+    record = incident_fields(target, event, args, environment) | {"repeat": repeat}
+    with ScenarioStart(packages) as start:
+        running = start.up(RunningScenario(scenario, environment=environment))
+        delay = record["delay"]  # the event's own, or --delay
+        problem = verify(target, delay)
+        record |= {"verified": problem is None, "problem": problem}
+        if problem:
+            return record
+        body = target.expected_body(delay)
+        # Connections, pools and threads opened before the measurement, as every mode does.
+        timeline.run(f"{target.url}?delay=0", args.clients, 1.0, target.expected_body(0))
+        url = f"{target.url}?delay={delay:g}"
+        record |= load_with_event(running, target, event, args, record["load_seconds"], url, body)
+        # After the load: does the target answer right again (a killed container does not: that is the finding)?
+        record["serves_after"] = verify(target, delay) is None
+    if start.problem:
+        record |= {"verified": False, "problem": start.problem}
     return record
 
 
@@ -382,31 +331,30 @@ def run_bookstore_once(
     load with its writes, then every acknowledged write looked up, and all of the load's writes removed."""
     environment = {**environment, "BOOKSTORE_SCALE": str(args.scale)}
     target = find_target(target_name, environment)
-    record = describe(target, event, args, environment) | {"repeat": repeat, "scale": args.scale}
+    record = incident_fields(target, event, args, environment) | {"repeat": repeat, "scale": args.scale}
     record["loadgen"] = "timeline (bench/loadgen/timeline.py), the bookstore's mixed load (BookstoreMix)"
     token = uuid.uuid4().hex[:8]
-    try:
-        with bookstore.BookstoreScenario(environment, [target.service]) as running:
-            packages |= image_packages(running)
-            problem = bookstore.verify(target, MIXED, args.scale)
-            record |= {"verified": problem is None, "problem": problem}
-            if problem:
-                return record
-            url = target.url
-            warm = BookstoreMix(args.scale, args.clients, f"{token}w")
-            timeline.run(url, args.clients, 1.0, "", requests=warm, pause=args.delay)
-            mix = BookstoreMix(args.scale, args.clients, token, seed=repeat)
-            seconds = record["load_seconds"]
-            record |= load_with_event(running, target, event, args, seconds, url, "", requests=mix, pause=args.delay)
-            # The writes one by one, once every request has ended (a stopped container's requests too).
-            record |= bookstore.check_writes(running, token, mix.all_acknowledged())
-            record["writes_acknowledged"] = len(mix.all_acknowledged())
-            if record["writes_lost"]:
-                record["problem"] = f"{record['writes_lost']} acknowledged writes not in the database"
-            bookstore.remove_writes(running)
-            record["serves_after"] = bookstore.verify(target, MIXED, args.scale) is None
-    except ScenarioError as error:
-        record |= {"verified": False, "problem": f"did not start: {error.in_one_line()}"}
+    with ScenarioStart(packages) as start:
+        running = start.up(bookstore.BookstoreScenario(environment, [target.service]))
+        problem = bookstore.verify(target, MIXED, args.scale)
+        record |= {"verified": problem is None, "problem": problem}
+        if problem:
+            return record
+        url = target.url
+        warm = BookstoreMix(args.scale, args.clients, f"{token}w")
+        timeline.run(url, args.clients, 1.0, "", requests=warm, pause=args.delay)
+        mix = BookstoreMix(args.scale, args.clients, token, seed=repeat)
+        seconds = record["load_seconds"]
+        record |= load_with_event(running, target, event, args, seconds, url, "", requests=mix, pause=args.delay)
+        # The writes one by one, once every request has ended (a stopped container's requests too).
+        record |= bookstore.check_writes(running, token, mix.all_acknowledged())
+        record["writes_acknowledged"] = len(mix.all_acknowledged())
+        if record["writes_lost"]:
+            record["problem"] = f"{record['writes_lost']} acknowledged writes not in the database"
+        bookstore.remove_writes(running)
+        record["serves_after"] = bookstore.verify(target, MIXED, args.scale) is None
+    if start.problem:
+        record |= {"verified": False, "problem": start.problem}
     return record
 
 

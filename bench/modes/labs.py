@@ -20,11 +20,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.containers.compose import RunningScenario, ScenarioError
+from bench.containers.compose import RunningScenario
 from bench.containers.scenarios import LABS, ROOT, Target, load_targets
 from bench.loadgen.closed_loop import LOADGENS
+from bench.measure.client import choose_client
 from bench.measure.resultset import Progress, ResultSet
-from bench.measure.target import choose_client, cpu_ms_per_unit, image_packages
+from bench.measure.scenario_start import ScenarioStart
+from bench.measure.server_facts import cpu_ms_per_unit
 from bench.render import labs as renderer
 from bench.render.labs import COLUMNS, cell
 
@@ -97,8 +99,9 @@ def listen_counters(running: RunningScenario, service: str) -> dict[str, int]:
     return {"ListenOverflows": counters["ListenOverflows"], "ListenDrops": counters["ListenDrops"]}
 
 
-def describe(target: Target) -> dict[str, Any]:
-    return {"lab": target.scenario, **target.describe(), "variant": target.variant, "setting": target.setting}
+def lab_fields(target: Target) -> dict[str, Any]:
+    """The fields of a lab's record that say which target it measured: its lab, variant and setting."""
+    return {"lab": target.scenario, **target.record_fields(), "variant": target.variant, "setting": target.setting}
 
 
 def at_once(running: RunningScenario, n: int = 10, delay: float = 0.5) -> list[dict[str, Any]]:
@@ -109,7 +112,7 @@ def at_once(running: RunningScenario, n: int = 10, delay: float = 0.5) -> list[d
         command, answers = burst(running, plan(target, n, f"delay={delay:g}"))
         figures = summarise(answers, delay)
         records.append(
-            describe(target)
+            lab_fields(target)
             | {"n": n, "delay": delay, "commands": [command]}
             | figures
             | {
@@ -140,7 +143,7 @@ def pool_default(running: RunningScenario, n: int = 200, delay: float = 1.0, rou
             opened.append(now - sockets)
             sockets = now
         records.append(
-            describe(target)
+            lab_fields(target)
             | {"n": n, "delay": delay, "commands": commands, "per_round": per_round}
             | {
                 "answered": sum(r["answered"] for r in per_round),
@@ -166,7 +169,7 @@ def small_backlog(
         command, answers = burst(running, plan(target, n, f"delay={delay:g}"), timeout=timeout)
         after = listen_counters(running, target.service)
         records.append(
-            describe(target)
+            lab_fields(target)
             | {"n": n, "delay": delay, "timeout": timeout, "commands": [command]}
             | summarise(answers, delay)
             | {name: after[name] - before[name] for name in after}
@@ -186,7 +189,7 @@ def cpu_starvation(
         command, answers = burst(running, heavy, light)
         latencies = [a["seconds"] for a in answers[1:]]
         records.append(
-            describe(target)
+            lab_fields(target)
             | {"units": units, "cheap": cheap, "delay": delay, "every": every, "commands": [command]}
             | {key: value for key, value in summarise(answers, delay).items() if key in ("requests", "answered")}
             | {
@@ -224,12 +227,11 @@ def main(argv: list[str] | None = None) -> int:
     failed = []
     for lab in args.labs:
         progress.show(lab, "building, starting and measuring")
-        try:
-            with RunningScenario(lab) as running:
-                results.metadata["packages"] |= image_packages(running)
-                records = MEASURE[lab](running)
-        except (ScenarioError, subprocess.SubprocessError) as error:
-            print(f"    {lab} failed: {error}", flush=True)
+        # burst.py's container failing or timing out (check=True) fails the lab as a scenario that does not start.
+        with ScenarioStart(results.metadata["packages"], also=(subprocess.SubprocessError,)) as start:
+            records = MEASURE[lab](start.up(RunningScenario(lab)))
+        if start.error:
+            print(f"    {lab} failed: {start.error}", flush=True)
             failed.append(lab)
             continue
         for record in records:

@@ -31,19 +31,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.containers.compose import RunningScenario, ScenarioError
+from bench.containers.compose import RunningScenario
 from bench.containers.scenarios import SCENARIOS, Target, load_targets
 from bench.loadgen import vegeta
+from bench.measure.client import Client, build_loadgen_image, choose_client, run_loadgen, verify, warm_up
 from bench.measure.resultset import ResultSet
-from bench.measure.target import (
-    Client,
-    build_loadgen_image,
-    choose_client,
-    image_packages,
-    run_loadgen,
-    verify,
-    warm_up,
-)  # fmt: skip
+from bench.measure.scenario_start import ScenarioStart
 from bench.render import latency as renderer
 
 FRACTIONS = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5)
@@ -53,9 +46,10 @@ BASE_CLIENTS_MAX = 1000
 VEGETA_IMAGE = "flask-playground/vegeta"  # bench/loadgen/Dockerfile-vegeta: for hosts without vegeta
 
 
-def describe(target: Target, delay: float, place: str) -> dict[str, Any]:
+def latency_fields(target: Target, delay: float, place: str) -> dict[str, Any]:
+    """The fields of a latency record known before its load: the target, the delay, and where vegeta runs."""
     return {
-        **target.describe(),
+        **target.record_fields(),
         "delay": delay,
         "loadgen": "vegeta",
         "keepalive": True,
@@ -150,33 +144,31 @@ def main(argv: list[str] | None = None) -> int:
     for scenario in dict.fromkeys(target.scenario for target in targets):
         print(f"{scenario}: building and starting", flush=True)
         ours = [target for target in targets if target.scenario == scenario]
-        try:
-            with RunningScenario(scenario) as running:
-                results.metadata["packages"] |= image_packages(running)
-                for target in ours:
-                    record = describe(target, args.delay, place)
-                    problem = verify(target, args.delay)
-                    record |= {"verified": problem is None, "problem": problem}
-                    if problem is None and client is not None:
-                        print(f"{scenario} / {target.name}: base rate, {client.loadgen.name} closed loop", flush=True)
-                        record |= measure_base(target, running, client, args.delay)
-                    if record["problem"]:
-                        keep(record)
-                        continue
-                    plan = args.rates or [fraction * record["base_rps"] for fraction in args.fractions]
-                    for index, rate in enumerate(plan):
-                        offered = max(1, round(rate))
-                        fraction = None if args.rates else args.fractions[index]
-                        print(f"{scenario} / {target.name}: {offered} requests/s for {args.duration:g} s", flush=True)
-                        keep(
-                            record
-                            | {"fraction": fraction}
-                            | load_at(target, running, place, offered, args.duration, args.delay)
-                        )
-        except ScenarioError as error:
+        with ScenarioStart(results.metadata["packages"]) as start:
+            running = start.up(RunningScenario(scenario))
             for target in ours:
-                problem = f"did not start: {error.in_one_line()}"
-                keep(describe(target, args.delay, place) | {"verified": False, "problem": problem})
+                record = latency_fields(target, args.delay, place)
+                problem = verify(target, args.delay)
+                record |= {"verified": problem is None, "problem": problem}
+                if problem is None and client is not None:
+                    print(f"{scenario} / {target.name}: base rate, {client.loadgen.name} closed loop", flush=True)
+                    record |= measure_base(target, running, client, args.delay)
+                if record["problem"]:
+                    keep(record)
+                    continue
+                plan = args.rates or [fraction * record["base_rps"] for fraction in args.fractions]
+                for index, rate in enumerate(plan):
+                    offered = max(1, round(rate))
+                    fraction = None if args.rates else args.fractions[index]
+                    print(f"{scenario} / {target.name}: {offered} requests/s for {args.duration:g} s", flush=True)
+                    keep(
+                        record
+                        | {"fraction": fraction}
+                        | load_at(target, running, place, offered, args.duration, args.delay)
+                    )
+        if start.problem:
+            for target in ours:
+                keep(latency_fields(target, args.delay, place) | {"verified": False, "problem": start.problem})
     failures = sorted({record["target"] for record in results.written if not record["ok"]})
     renderer.render(results.out, results.finish())
     return results.say(failures, "results.json, results.md, latency.png")

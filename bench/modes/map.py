@@ -20,8 +20,9 @@ from pathlib import Path
 
 from bench.containers.scenarios import Target, load_targets
 from bench.loadgen.ceiling import cpu_bound_rps
+from bench.measure.bench_run import run_scenario
+from bench.measure.client import Load, choose_client
 from bench.measure.resultset import Progress, ResultSet
-from bench.measure.target import Load, choose_client, run_scenario
 from bench.render import map as renderer
 
 DELAYS = (0.02, 0.5)  # seconds of I/O wait: a quick database query, a slow API

@@ -26,10 +26,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.containers.compose import RunningScenario, ScenarioError
+from bench.containers.compose import RunningScenario
 from bench.containers.scenarios import SCENARIOS, Target, load_targets
+from bench.measure.client import verify
 from bench.measure.resultset import Progress, ResultSet
-from bench.measure.target import image_packages, verify
+from bench.measure.scenario_start import ScenarioStart
 from bench.render import slowclients as renderer
 
 KINDS = ("head", "body", "idle")
@@ -222,9 +223,10 @@ async def recover(target: Target, within: float = RECOVERY_SECONDS) -> float | N
     return None
 
 
-def describe(target: Target) -> dict[str, Any]:
+def slowclient_fields(target: Target) -> dict[str, Any]:
+    """The fields of a slow-clients record that say what it loaded: the target, and the proxy in front of it."""
     return {
-        **target.describe(),
+        **target.record_fields(),
         "via": target.via,
     }
 
@@ -282,46 +284,45 @@ def main(argv: list[str] | None = None) -> int:
     for scenario in dict.fromkeys(t.scenario for t in targets):
         progress.show(scenario, "building and starting")
         pending = [t for t in targets if t.scenario == scenario]
-        try:
-            with RunningScenario(scenario) as running:
-                results.metadata["packages"] |= image_packages(running)
-                while pending:
-                    target = pending.pop(0)
-                    progress.show(target.name, "verifying")
-                    if problem := verify(target, 1.0):
-                        keep(
-                            describe(target) | {"verified": False, "problem": problem},
-                            len(args.kinds) * len(args.levels) - 1,
+        with ScenarioStart(results.metadata["packages"]) as start:
+            start.up(RunningScenario(scenario))
+            while pending:
+                target = pending.pop(0)
+                progress.show(target.name, "verifying")
+                if problem := verify(target, 1.0):
+                    keep(
+                        slowclient_fields(target) | {"verified": False, "problem": problem},
+                        len(args.kinds) * len(args.levels) - 1,
+                    )
+                    continue
+                kinds = list(args.kinds)
+                while kinds:
+                    kind = kinds.pop(0)
+                    for index, level in enumerate(args.levels):
+                        progress.show(target.name, f"{level} slow connections ({kind})")
+                        record = slowclient_fields(target) | {"verified": True, "problem": None}
+                        record |= measure_level(target, kind, level, args.threshold)
+                        verdict = "DELAYED" if record["delayed"] else "answered"
+                        print(
+                            f"    normal requests: {verdict}, worst {record['worst_seconds']} s;"
+                            f" {record['closed_by_server']} of {record['opened']} closed by the server",
+                            flush=True,
                         )
-                        continue
-                    kinds = list(args.kinds)
-                    while kinds:
-                        kind = kinds.pop(0)
-                        for index, level in enumerate(args.levels):
-                            progress.show(target.name, f"{level} slow connections ({kind})")
-                            record = describe(target) | {"verified": True, "problem": None}
-                            record |= measure_level(target, kind, level, args.threshold)
-                            verdict = "DELAYED" if record["delayed"] else "answered"
-                            print(
-                                f"    normal requests: {verdict}, worst {record['worst_seconds']} s;"
-                                f" {record['closed_by_server']} of {record['opened']} closed by the server",
-                                flush=True,
-                            )
-                            left = len(args.levels) - 1 - index
-                            if not record["recovered"]:
-                                # Nothing after this would measure the slow clients, only the wedge.
-                                record["problem"] = f"no normal answer within {RECOVERY_SECONDS:g} s after they closed"
-                                keep(record, left + len(kinds) * len(args.levels))
-                                kinds = []
-                                break
-                            if record["delayed"]:
-                                keep(record, left)
-                                break
-                            keep(record)
-        except ScenarioError as error:
+                        left = len(args.levels) - 1 - index
+                        if not record["recovered"]:
+                            # Nothing after this would measure the slow clients, only the wedge.
+                            record["problem"] = f"no normal answer within {RECOVERY_SECONDS:g} s after they closed"
+                            keep(record, left + len(kinds) * len(args.levels))
+                            kinds = []
+                            break
+                        if record["delayed"]:
+                            keep(record, left)
+                            break
+                        keep(record)
+        if start.problem:
             for target in pending:
-                failed = {"verified": False, "problem": f"did not start: {error.in_one_line()}"}
-                keep(describe(target) | failed, len(args.kinds) * len(args.levels) - 1)
+                failed = {"verified": False, "problem": start.problem}
+                keep(slowclient_fields(target) | failed, len(args.kinds) * len(args.levels) - 1)
     failures = sorted({r["target"] for r in results.written if not r["ok"]})
     renderer.render(results.out, results.finish())
     return results.say(failures, "results.json, results.md")

@@ -263,7 +263,9 @@ def charts_for(mode: str) -> dict[str, Callable[[list[Row], Metadata, Path], Non
     return {"sweep.png": sweep_chart}
 
 
-def verdict(mode: str, records: list[BenchResult]) -> str:
+def verdict_line(mode: str, records: list[BenchResult]) -> str:
+    """The set's verdict in one line of Markdown, for results.md and the page: what was not OK, in bold, or that
+    everything was, and how many measurements ran while the CPU changed speed; for overload, what the run did."""
     if mode == "overload":  # failures are what overload looks for; the summary says where each server's came
         return "Each target given more and more clients, one request each, until a request failed."
     not_ok = [record.target for record in records if not record.ok]
@@ -350,7 +352,7 @@ def render(out: Path, loaded: LoadedSet) -> None:
         *shared.head(title(metadata, records), metadata, shared.took(metadata)),
         "",
         *([roles, ""] if roles else []),
-        verdict(mode, records),
+        verdict_line(mode, records),
         "",
         *summary,
         shared.markdown_table(header, table_rows),
@@ -367,7 +369,7 @@ def render(out: Path, loaded: LoadedSet) -> None:
     html_page.write(
         out, metadata, mode,
         heading=title(metadata, records),
-        verdict=html_page.inline(verdict(mode, records)) + (f"<br>{html.escape(roles)}" if roles else ""),
+        verdict=html_page.inline(verdict_line(mode, records)) + (f"<br>{html.escape(roles)}" if roles else ""),
         summary=overload,
         table=html_page.table(header, table_rows, rows, SORT_KEYS),
         note=html.escape(ceiling_notes(records)),

@@ -131,7 +131,9 @@ def detail_row(row: Row) -> list[str]:
     ]  # fmt: skip
 
 
-def verdict(rows: list[Row]) -> str:
+def verdict_line(rows: list[Row]) -> str:
+    """The set's verdict in one line of Markdown, for results.md and the page: what was not OK, in bold, or that
+    everything was."""
     failed = [f"{row.record.target} / {row.panel}" for row in rows if not row.ok]
     if failed:
         return f"**Not OK: {', '.join(failed)}**"
@@ -319,7 +321,7 @@ def render(out: Path, loaded: LoadedSet) -> None:
         "",
         about,
         "",
-        verdict(rows),
+        verdict_line(rows),
         "",
         shared.markdown_table(columns(rows), [table_row(row, steady_column) for row in rows]),
         "",
@@ -336,7 +338,7 @@ def render(out: Path, loaded: LoadedSet) -> None:
     html_page.write(
         out, metadata, "bookstore",
         heading="The bookstore against the database alone",
-        verdict=html_page.inline(verdict(rows)) + "<br>" + html.escape(about),
+        verdict=html_page.inline(verdict_line(rows)) + "<br>" + html.escape(about),
         table=html_page.table(columns(rows), [table_row(r, steady_column) for r in rows], rows, SORT_KEYS)
         + "<h2>Memory, writes and the machine</h2>"
         + html_page.table(DETAIL_COLUMNS, [detail_row(r) for r in rows], rows, SORT_KEYS)

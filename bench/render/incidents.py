@@ -106,7 +106,9 @@ NOTE = (
 )
 
 
-def verdict(records: list[IncidentResult]) -> str:
+def verdict_line(records: list[IncidentResult]) -> str:
+    """The set's verdict in one line of Markdown, for results.md and the page: what was not OK, in bold, or that
+    everything was."""
     not_ok = sorted({f"{r.target} / {r.event}" for r in records if not r.ok})
     return f"**Not OK: {', '.join(not_ok)}**" if not_ok else "Every target verified, loaded and its event caused."
 
@@ -139,7 +141,7 @@ def render(out: Path, loaded: LoadedSet) -> None:
     lines = [
         *shared.head("When something goes wrong under load", metadata, shared.took(metadata)),
         "",
-        verdict(records),
+        verdict_line(records),
         "",
         shared.markdown_table(COLUMNS, [row(record) for record in records]),
         "",
@@ -162,7 +164,7 @@ def render(out: Path, loaded: LoadedSet) -> None:
     html_page.write(
         out, metadata, loaded.mode,
         heading="When something goes wrong under load: reloads, killed workers, replaced containers",
-        verdict=html_page.inline(verdict(records)),
+        verdict=html_page.inline(verdict_line(records)),
         table=html_page.table(COLUMNS, [row(r) for r in records], records, SORT_KEYS),
         note=html.escape(NOTE),
         charts="".join(html_page.chart(path) for path in charts),

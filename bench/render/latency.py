@@ -100,7 +100,9 @@ NOTE = (
 )
 
 
-def verdict(records: list[LatencyResult]) -> str:
+def verdict_line(records: list[LatencyResult]) -> str:
+    """The set's verdict in one line of Markdown, for results.md and the page: what was not OK, in bold, or that
+    everything was."""
     not_ok = sorted({record.target for record in records if not record.ok})
     return f"**Not OK: {', '.join(not_ok)}**" if not_ok else "Every target verified and loaded at every rate."
 
@@ -140,7 +142,7 @@ def render(out: Path, loaded: LoadedSet) -> None:
     lines = [
         *shared.head("Latency at fixed request rates", metadata, shared.took(metadata)),
         "",
-        verdict(records),
+        verdict_line(records),
         "",
         shared.markdown_table(COLUMNS, [row(record) for record in records]),
         "",
@@ -154,7 +156,7 @@ def render(out: Path, loaded: LoadedSet) -> None:
     html_page.write(
         out, metadata, loaded.mode,
         heading="Latency at fixed request rates: vegeta, open loop",
-        verdict=html_page.inline(verdict(records)),
+        verdict=html_page.inline(verdict_line(records)),
         table=html_page.table(COLUMNS, [row(r) for r in records], records, SORT_KEYS),
         note=html.escape(NOTE),
         charts=html_page.chart(out / "latency.png") if (out / "latency.png").exists() else "",

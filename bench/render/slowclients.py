@@ -62,7 +62,9 @@ def level_rows(records: list[SlowClientResult]) -> tuple[list[str], list[list[st
     return header, rows
 
 
-def verdict(records: list[SlowClientResult]) -> str:
+def verdict_line(records: list[SlowClientResult]) -> str:
+    """The set's verdict in one line of Markdown, for results.md and the page: what was not OK, in bold, or that
+    everything was."""
     not_ok = sorted({record.target for record in records if not record.ok})
     if not_ok:
         return f"**Not OK (unverified, or wedged after the slow clients left): {', '.join(not_ok)}**"
@@ -93,7 +95,7 @@ def render(out: Path, loaded: LoadedSet) -> None:
     lines = [
         *shared.head("Slow clients", metadata, shared.took(metadata)),
         "",
-        verdict(records),
+        verdict_line(records),
         "",
         what,
         "",
@@ -112,7 +114,7 @@ def render(out: Path, loaded: LoadedSet) -> None:
     html_page.write(
         out, metadata, loaded.mode,
         heading="Slow clients: how many slow connections delay a normal request",
-        verdict=html_page.inline(verdict(records)),
+        verdict=html_page.inline(verdict_line(records)),
         summary=f"<p>{html_page.inline(what)}</p>" + html_page.table(tuple(header), rows),
         table=html_page.table(tuple(level_header), levels),
         note=html_page.inline(method),

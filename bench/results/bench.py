@@ -1,5 +1,5 @@
 """A record of make bench (and of its kinds, sweep and overload, and of make map, which it measures): one target
-under one closed-loop load (bench/measure/target.py, BenchRecord, writes it)."""
+under one closed-loop load (bench/measure/bench_record.py, BenchRecord, writes it)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ def known_and_extra(kind: type[Any], raw: dict[str, Any]) -> tuple[dict[str, Any
 
 @dataclass(frozen=True, kw_only=True)
 class Record:
-    """What every record of every mode says about its target (bench/containers/scenarios.py, Target.describe)."""
+    """What every record of every mode says about its target (bench/containers/scenarios.py, Target.record_fields)."""
 
     scenario: str
     target: str
