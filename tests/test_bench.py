@@ -114,6 +114,23 @@ def test_a_scenario_that_fails_ends_its_block_torn_down_not_the_run() -> None:
     assert scenario.downs == 1
 
 
+# h2load speaks HTTP/2 only: gunicorn's h2c target answers it, the same gunicorn without HTTP/2 answers it nothing.
+@pytest.mark.docker
+def test_h2load_loads_the_http2_scenario_over_http2_and_nothing_else(tmp_path: Path) -> None:
+    arguments = ["--scenarios", "gunicorn-http2", "async-gevent-gunicorn", "--loadgen", "h2load"]
+    assert bench_mode.main([*arguments, "-n", "40", "-c", "10", "--delay", "0.5", "--out", str(tmp_path)]) == 1
+    records = {record.target: record for record in load(tmp_path).results}
+    # slow_api alone speaks HTTP/1.1 only: no reference under h2load.
+    assert records.keys() == {"gunicorn-http2-gevent", "gunicorn-gevent"}, records.keys()
+    http2, http1 = records["gunicorn-http2-gevent"], records["gunicorn-gevent"]
+    assert http2.ok and http2.verified and (http2.failed, http2.non2xx) == (0, 0), http2
+    assert http2.command.startswith("h2load "), http2.command
+    # Behaviour, not speed: its ten clients side by side (one after another would be 2 requests per second).
+    assert 0.5 * http2.ceiling_rps <= http2.rps <= 1.01 * http2.ceiling_rps, (http2.rps, http2.ceiling_rps)
+    assert 500 <= http2.p50_ms <= http2.p99_ms < 1000, (http2.p50_ms, http2.p99_ms)
+    assert http1.verified and not http1.ok and http1.problem, http1
+
+
 @pytest.mark.docker
 def test_a_whole_run_on_two_scenarios(tmp_path: Path) -> None:
     arguments = ["--scenarios", "sync-devserver", "async-gevent-gunicorn", "-n", "10", "-c", "5", "--delay", "0.5"]
