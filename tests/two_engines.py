@@ -30,7 +30,7 @@ from bench.containers import roles
 from bench.containers.images import app_images
 from bench.containers.sampler import SAMPLER_IMAGE
 from bench.containers.scenarios import ROOT, SCENARIOS
-from bench.measure.target import build_loadgen_image
+from bench.measure.client import build_loadgen_image
 from tests import engines
 
 SCENARIO_TESTS = "tests/test_scenarios.py"
