@@ -245,3 +245,22 @@ def test_docs_show_every_layer_and_mode() -> None:
     missing = [f"bench/{name}/" for name in LAYERS if f"bench/{name}/" not in PROJECT_DOC]
     missing += [f"modes/{mode}.py" for mode in MODES if f"{mode}.py" not in PROJECT_DOC]
     assert not missing, f"docs/project.md does not name {missing}"
+
+
+# What a reader can take in at once: a module they read whole, a function on about one screen.
+MODULE_LINES_MAX, FUNCTION_LINES_MAX = 450, 80
+
+
+def test_no_module_or_function_is_longer_than_a_reader_takes_in() -> None:
+    too_long = []
+    for path in sorted(BENCH.rglob("*.py")):
+        text = path.read_text()
+        name = path.relative_to(ROOT)
+        if len(text.splitlines()) > MODULE_LINES_MAX:
+            too_long.append(f"{name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno is not None:
+                lines = node.end_lineno - node.lineno + 1
+                if lines > FUNCTION_LINES_MAX:
+                    too_long.append(f"{name}:{node.lineno} {node.name}: {lines} lines")
+    assert not too_long, f"over {MODULE_LINES_MAX} lines a module or {FUNCTION_LINES_MAX} a function: {too_long}"
