@@ -12,9 +12,12 @@ import pytest
 
 from bench.containers import roles
 from bench.containers.compose import RunningScenario, ScenarioError
+from bench.containers.scenarios import load_targets
+from bench.loadgen import h2load
 from bench.loadgen.ab import ab_command, parse_ab
 from bench.loadgen.ceiling import ceiling_rps, naive_ceiling_rps
 from bench.loadgen.closed_loop import LOADGENS
+from bench.measure.client import choose_client
 from bench.measure.scenario_start import ScenarioStart
 from bench.modes import bench as bench_mode
 from bench.render.bench import summarise
@@ -129,6 +132,30 @@ def test_h2load_loads_the_http2_scenario_over_http2_and_nothing_else(tmp_path: P
     assert 0.5 * http2.ceiling_rps <= http2.rps <= 1.01 * http2.ceiling_rps, (http2.rps, http2.ceiling_rps)
     assert 500 <= http2.p50_ms <= http2.p99_ms < 1000, (http2.p50_ms, http2.p99_ms)
     assert http1.verified and not http1.ok and http1.problem, http1
+
+
+# gunicorn 27's gevent worker reads an HTTP/2 connection's requests in that connection's greenlet and serves each
+# there before reading on (workers/base_async.py, handle_http2): its 100 streams a connection are a queue, not 100
+# requests at once. A proxy that multiplexes many requests onto few connections gets them one after another.
+@pytest.mark.docker
+def test_gunicorn_serves_the_streams_of_one_http2_connection_one_after_another() -> None:
+    delay, requests_total = 0.5, 10
+    client = choose_client("auto", "h2load")
+    with RunningScenario("gunicorn-http2") as running:
+        (target,) = load_targets("gunicorn-http2")
+
+        def seconds(connections: int, streams: int) -> float:
+            url = (target.url if client.place == "host" else target.url_inside) + f"?delay={delay}"
+            command = [*h2load.h2load_command(url, requests_total, connections), "-m", str(streams)]
+            if client.place == "container":
+                command = [*running.loadgen_run(client.loadgen.image), *command]
+            result = h2load.parse_h2load(subprocess.run(command, capture_output=True, text=True, timeout=60).stdout)
+            assert (result.protocol, result.complete, result.failed) == ("h2c", requests_total, 0), result
+            return result.seconds
+
+        one_connection, ten_connections = seconds(1, requests_total), seconds(requests_total, 1)
+    assert one_connection >= 0.9 * requests_total * delay, one_connection  # ten delays: one stream at a time
+    assert ten_connections < 3 * delay, ten_connections  # one delay: ten connections at once
 
 
 @pytest.mark.docker
