@@ -1,13 +1,13 @@
-"""The tests in Docker, what `make test` runs after `make images`: every file but one on this machine's engine, one
-after another, then the tests of every scenario (tests/test_scenarios.py) split between this engine and a second one,
-started here in a network namespace of its own (tests/engines.py).
+"""The tests in Docker, what `make test` runs after `make images`, in two parts. First the files that load the machine
+(benchmarks, 300 clients at once, bursts of CPU work, events timed against a load) and assert what a server does
+under that load: alone, one after another, on this machine's engine. Run beside each other on two cores, some of them
+failed: the bookstore's PyPy target timed out connecting to Postgres, a deploy with a short grace period lost nothing
+because its long requests came late. Then the tests of every scenario (tests/test_scenarios.py), which mostly wait (on
+delays, healthchecks, stops), split between this engine and a second one started here in a network namespace of its
+own (tests/engines.py), each half with files whose checks hold beside another test.
 
 Every scenario publishes its ports on 127.0.0.1, so two stacks cannot run on one engine at once; in the second
-engine's namespace 127.0.0.1 is another loopback, and half of the scenarios run there. Their tests mostly wait (on
-delays, healthchecks, stops), so two at a time take about half as long on two cores. The other files load the machine
-(benchmarks, 300 clients at once, bursts of CPU work) and assert what a server does under that load: they run alone.
-Run beside each other on two cores, some of them failed: the bookstore's PyPy target timed out connecting to Postgres,
-a deploy with a short grace period lost nothing because its long requests came late.
+engine's namespace 127.0.0.1 is another loopback. Two at a time take about half as long on two cores.
 
 The second engine builds nothing (its namespace reaches no package index): it gets the images from this machine's
 engine (half a minute) once the first files have run. Without root, or without ip, nsenter, dockerd and containerd,
@@ -29,11 +29,15 @@ from pathlib import Path
 from bench.containers import roles
 from bench.containers.images import app_images
 from bench.containers.sampler import SAMPLER_IMAGE
-from bench.containers.scenarios import ROOT, SCENARIOS
+from bench.containers.scenarios import REGISTRY, ROOT, SCENARIOS
 from bench.measure.client import build_loadgen_image
 from tests import engines
 
 SCENARIO_TESTS = "tests/test_scenarios.py"
+# The files that run beside the scenarios' tests, not alone: what they check holds with another test running (their
+# extra engines, a dependency killed, a lab's failure and its fix). Beside each half, so that both end together.
+BESIDE_HERE = ("tests/test_hosts.py", "tests/test_roles.py")
+BESIDE_THERE = ("tests/test_faults.py", "tests/test_labs.py", "tests/test_postgres_pool.py", "tests/test_overload.py")
 NAME = "pg-second"  # its veth names, `<name>-h` and `<name>-n`, have at most 15 characters
 SUBNET = "10.233"  # tests/test_roles.py (10.231) and tests/test_hosts.py (10.232) start theirs beside this one
 # Images a scenario runs without building them (its `image:` has no `build:`), the one the harness reads the
@@ -43,9 +47,9 @@ LOADGENS = ("ab", "hey", "wrk")
 
 
 def images_to_copy() -> list[str]:
-    """Every image the scenarios' tests start: the apps' (make images built them), the ones the scenarios run as they
-    are, and the load generators' (built here first if missing)."""
-    return [*app_images(list(SCENARIOS)), *RUN_AS_THEY_ARE, *(build_loadgen_image(tool) for tool in LOADGENS)]
+    """Every image the second engine's tests may start: the apps' (make images built them), the ones the scenarios run
+    as they are, and the load generators' (built here first if missing)."""
+    return [*app_images(list(REGISTRY)), *RUN_AS_THEY_ARE, *(build_loadgen_image(tool) for tool in LOADGENS)]
 
 
 def pytest_command(options: list[str], *selection: str) -> list[str]:
@@ -95,21 +99,22 @@ def run_at_once(commands: dict[str, tuple[list[str], dict[str, str]]]) -> int:
 def run_split(options: list[str], engine: engines.ExtraEngine) -> int:
     started = time.monotonic()
     here, there = halves()
-    print("the tests in Docker but the scenarios', on this engine", flush=True)
-    first = subprocess.run(pytest_command(options, f"--ignore={SCENARIO_TESTS}"), cwd=ROOT).returncode
+    print("the tests in Docker that run alone, on this engine", flush=True)
+    beside = [SCENARIO_TESTS, *BESIDE_HERE, *BESIDE_THERE]
+    first = subprocess.run(pytest_command(options, *(f"--ignore={name}" for name in beside)), cwd=ROOT).returncode
     copying = time.monotonic()
     copied = roles.copy_images(images_to_copy(), roles.Engine(engine.socket))
     print(f"second engine: {len(copied)} images copied in {time.monotonic() - copying:.0f} s", flush=True)
-    print(f"the scenarios' tests: {len(here)} scenarios here, {len(there)} on the second engine", flush=True)
+    print(f"the scenarios' tests ({len(here)} here, {len(there)} there) and the files beside them", flush=True)
     basetemp = Path(tempfile.mkdtemp(prefix="pytest-second-engine-"))
     in_namespace = ["nsenter", f"--net=/var/run/netns/{engine.name}"]
     environment = {**os.environ, "TESTS_SCENARIOS": " ".join(here)}
     elsewhere = {**os.environ, "TESTS_SCENARIOS": " ".join(there), "DOCKER_HOST": engine.socket, "BUILD_IMAGES": "0"}
     second = run_at_once(
         {
-            "[this engine]": (pytest_command(options, SCENARIO_TESTS), environment),
+            "[this engine]": (pytest_command(options, SCENARIO_TESTS, *BESIDE_HERE), environment),
             "[second engine]": (
-                [*in_namespace, *pytest_command([*options, f"--basetemp={basetemp}"], SCENARIO_TESTS)],
+                [*in_namespace, *pytest_command([*options, f"--basetemp={basetemp}"], SCENARIO_TESTS, *BESIDE_THERE)],
                 elsewhere,
             ),
         }
