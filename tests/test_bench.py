@@ -6,9 +6,12 @@ import json
 import os
 import shutil
 import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import requests
 
 from bench.containers import roles
 from bench.containers.compose import RunningScenario, ScenarioError
@@ -122,7 +125,7 @@ def test_a_scenario_that_fails_ends_its_block_torn_down_not_the_run() -> None:
 def test_h2load_loads_the_http2_scenario_over_http2_and_nothing_else(tmp_path: Path) -> None:
     arguments = ["--scenarios", "gunicorn-http2", "async-gevent-gunicorn", "--loadgen", "h2load"]
     assert bench_mode.main([*arguments, "-n", "40", "-c", "10", "--delay", "0.5", "--out", str(tmp_path)]) == 1
-    records = {record.target: record for record in load(tmp_path).results}
+    records = {record.target: record for record in load(tmp_path).records_of(BenchResult)}
     # slow_api alone speaks HTTP/1.1 only: no reference under h2load.
     assert records.keys() == {"gunicorn-http2-gevent", "gunicorn-gevent"}, records.keys()
     http2, http1 = records["gunicorn-http2-gevent"], records["gunicorn-gevent"]
@@ -156,6 +159,29 @@ def test_gunicorn_serves_the_streams_of_one_http2_connection_one_after_another()
         one_connection, ten_connections = seconds(1, requests_total), seconds(requests_total, 1)
     assert one_connection >= 0.9 * requests_total * delay, one_connection  # ten delays: one stream at a time
     assert ten_connections < 3 * delay, ten_connections  # one delay: ten connections at once
+
+
+# mod_wsgi 6's per-interpreter GIL: one daemon process, its requests spread over four sub interpreters, runs Python on
+# both cores at once, where one interpreter (one GIL) runs one request's Python at a time. Here, not among the
+# scenarios' tests: those run beside another test, which would take the second core.
+@pytest.mark.docker
+def test_mod_wsgi_s_sub_interpreters_with_their_own_gil_run_python_on_two_cores_at_once() -> None:
+    with RunningScenario("sync-mod-wsgi-subinterpreters"):
+        (target,) = load_targets("sync-mod-wsgi-subinterpreters")
+
+        def answered_in(requests_at_once: int) -> float:
+            started = time.monotonic()
+            with ThreadPoolExecutor(requests_at_once) as pool:
+                answers = list(pool.map(lambda _: requests.get(target.url + "?delay=0&cpu=300", timeout=60),
+                                        range(requests_at_once)))  # fmt: skip
+            assert all(answer.status_code == 200 for answer in answers), answers
+            return time.monotonic() - started
+
+        alone = min(answered_in(1) for _ in range(3))
+        eight = answered_in(8)
+    # One GIL: eight times one request's time at least. Four interpreters on two cores: about half of it (a request
+    # now and then shares an interpreter with another, chosen at random).
+    assert eight < 0.75 * 8 * alone, (eight, alone)
 
 
 @pytest.mark.docker
