@@ -4,7 +4,7 @@ under that load: alone, one after another, on this machine's engine. Run beside 
 failed: the bookstore's PyPy target timed out connecting to Postgres, a deploy with a short grace period lost nothing
 because its long requests came late. Then the tests of every scenario (tests/test_scenarios.py), which mostly wait (on
 delays, healthchecks, stops), split between this engine and a second one started here in a network namespace of its
-own (tests/engines.py), each half with files whose checks hold beside another test.
+own (tests/engines.py), each part with files whose checks hold beside another test.
 
 Every scenario publishes its ports on 127.0.0.1, so two stacks cannot run on one engine at once; in the second
 engine's namespace 127.0.0.1 is another loopback. Two at a time take about half as long on two cores.
