@@ -24,7 +24,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from bench.loadgen.percentiles import Percentiles
+from bench.loadgen.percentiles import Percentiles, nearest_rank
 
 PERCENTILES = (50, 90, 99)
 
@@ -47,10 +47,6 @@ def h2load_command(url: str, requests: int, concurrency: int, delay: float = 0) 
 
 
 _UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
-
-
-def nearest_rank(ordered: list[float], percentile: int) -> float:
-    return ordered[max(0, math.ceil(percentile / 100 * len(ordered)) - 1)]
 
 
 def parse_h2load(text: str) -> H2loadResult:
@@ -77,7 +73,7 @@ def parse_h2load(text: str) -> H2loadResult:
         non2xx=sum(map(int, statuses.groups()[1:])),
         seconds=float(finished[1]) * _UNITS[finished[2]],
         rps=float(finished[3]),
-        percentiles_ms={p: round(nearest_rank(durations, p), 1) for p in PERCENTILES},
+        percentiles_ms={p: round(nearest_rank(durations, p / 100), 1) for p in PERCENTILES},
     )
 
 

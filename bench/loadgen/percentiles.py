@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
+
+def nearest_rank(ordered: list[float], share: float) -> float:
+    """The value at `share` (0 to 1) of a sorted list, by the nearest-rank method: never an interpolated value."""
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
 
 class Percentiles:
     percentiles_ms: dict[int, float]

@@ -37,6 +37,7 @@ from datetime import datetime
 from pathlib import Path
 
 from bench.loadgen.hey import error_kind
+from bench.loadgen.percentiles import nearest_rank
 
 TIMEOUT_SECONDS = 30  # ab's; an answer later than this is a failure ("timeout")
 PERCENTILES = {"p50_ms": 0.5, "p90_ms": 0.9, "p99_ms": 0.99, "p999_ms": 0.999}
@@ -110,7 +111,7 @@ def _rate(count: int, first_ns: int, last_ns: int) -> float:
 
 
 def _rank(ordered: list[float], share: float) -> float | None:
-    value = ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+    value = nearest_rank(ordered, share)
     return None if math.isinf(value) else round(value, 1)
 
 
