@@ -14,7 +14,7 @@ ROLES = $(if $(SERVER_HOST),--server-host $(SERVER_HOST)) $(if $(CLIENT_HOST),--
   $(if $(DATABASE_BIND),--database-bind $(DATABASE_BIND)) $(if $(CPUSET_SERVER),--cpuset-server $(CPUSET_SERVER)) \
   $(if $(CPUSET_CLIENT),--cpuset-client $(CPUSET_CLIENT)) $(if $(CPUSET_DATABASE),--cpuset-database $(CPUSET_DATABASE))
 
-.PHONY: help doctor venv images up down ab threads bench sweep overload latency map slowclients labs bookstore incidents test test-fast lint format
+.PHONY: help doctor venv images up down ab threads bench sweep overload latency map slowclients labs bookstore incidents yourapp test test-fast lint format
 
 help: $(VENV_READY) ## list the targets, and the scenarios by group (from each compose file's x-scenario block)
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -83,6 +83,14 @@ incidents: $(VENV_READY) ## what each production server loses to a reload, a kil
 	$(PYTHON) -m bench.modes.incidents $(if $(TARGETS),--targets $(TARGETS)) $(if $(EVENTS),--events $(EVENTS)) \
 	  $(if $(REPEAT),--repeat $(REPEAT)) $(if $(CLIENTS),--clients $(CLIENTS)) $(if $(SECONDS),--seconds $(SECONDS)) \
 	  $(if $(SCALE),--scale $(SCALE)) $(if $(OUT),--out $(OUT))
+
+yourapp: $(VENV_READY) ## your own Flask app served every way, verified, loaded, and what it is bound by (APP=folder REQUESTS=file CALLABLE="module:create_app()" SETUP= SERVICES= REQUIREMENTS= PYTHON_VERSION= WAYS= CLIENTS="10 50 200" REPEAT= SECONDS=; EXAMPLE=flaskr; docs/yourapp.md)
+	$(PYTHON) -m bench.modes.yourapp $(if $(EXAMPLE),--example $(EXAMPLE)) $(if $(APP),--app $(APP)) \
+	  $(if $(REQUESTS),--requests $(REQUESTS)) $(if $(CALLABLE),--callable "$(CALLABLE)") $(if $(SETUP),--setup "$(SETUP)") \
+	  $(if $(SERVICES),--services $(SERVICES)) $(if $(REQUIREMENTS),--requirements $(REQUIREMENTS)) \
+	  $(if $(PYTHON_VERSION),--python $(PYTHON_VERSION)) $(if $(WAYS),--ways $(WAYS)) $(if $(CLIENTS),--clients "$(CLIENTS)") \
+	  $(if $(REPEAT),--repeat $(REPEAT)) $(if $(SECONDS),--seconds $(SECONDS)) $(if $(HEALTH),--health $(HEALTH)) \
+	  $(if $(OUT),--out $(OUT))
 
 test-fast: $(VENV_READY) ## the tests that need no Docker (where Chromium is not installed, the page tests run it in a container)
 	$(PYTHON) -m pytest -m "not docker"

@@ -37,7 +37,7 @@ SCENARIO_TESTS = "tests/test_scenarios.py"
 # The files that run beside the scenarios' tests, not alone: what they check holds with another test running (their
 # extra engines, a dependency killed, a pool's bound). Not the labs: beside the scenarios' tests, the CPU-starvation
 # lab's fixed targets held up two cheap requests, not at most one.
-BESIDE_HERE = ("tests/test_hosts.py", "tests/test_roles.py")
+BESIDE_HERE = ("tests/test_hosts.py", "tests/test_roles.py", "tests/test_yourapp.py")
 BESIDE_THERE = ("tests/test_faults.py", "tests/test_postgres_pool.py", "tests/test_overload.py")
 NAME = "pg-second"  # its veth names, `<name>-h` and `<name>-n`, have at most 15 characters
 SUBNET = "10.233"  # tests/test_roles.py (10.231) and tests/test_hosts.py (10.232) start theirs beside this one

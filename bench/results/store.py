@@ -18,6 +18,7 @@ from bench.results.labs import LabResult
 from bench.results.latency import LatencyResult
 from bench.results.records import Metadata, Record
 from bench.results.slowclients import SlowClientResult
+from bench.results.yourapp import YourAppResult
 
 FILE = "results.json"
 # The version written into every new file. 1: every set without a "format" key; 2: one vocabulary across the modes.
@@ -34,6 +35,7 @@ RECORD_KINDS: dict[str, type[Record]] = {
     "labs": LabResult,
     "bookstore": BookstoreResult,
     "incidents": IncidentResult,
+    "yourapp": YourAppResult,
 }
 Kind = TypeVar("Kind", bound=Record)
 

@@ -1,0 +1,140 @@
+"""The ways `make yourapp` serves the reader's app (yourapp/compose.yml's x-ways: one server command each, the same
+for every app), and one of them running: the compose file started as a project of its own, with the reader's
+services file beside it."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bench.containers.compose import RunningScenario, ScenarioError, compose_command
+from bench.containers.scenarios import ROOT
+from bench.containers.yourapp_image import last_line
+
+COMPOSE_FILE = ROOT / "yourapp" / "compose.yml"
+APP_PORT, NGINX_PORT = (
+    3000,
+    8080,
+)  # inside the way's network; published on 127.0.0.1 at YOURAPP_PORT, YOURAPP_NGINX_PORT
+
+
+@dataclass(frozen=True)
+class Way:
+    name: str
+    server: str
+    command: str
+    mode: str = "sync"
+    workers: int = 1
+    threads_per_worker: int | None = None
+    gevent_cores: int | None = None
+    nginx: bool = False
+    reference: bool = False  # Flask's development server: what every other way's answers are compared with
+
+    @property
+    def port(self) -> int:
+        """The port the load goes to, inside the way's network: Nginx's where it stands in front."""
+        return NGINX_PORT if self.nginx else APP_PORT
+
+    @property
+    def concurrency(self) -> int:
+        return self.workers * (self.threads_per_worker or self.gevent_cores or 1)
+
+    def record_fields(self) -> dict[str, Any]:
+        """What every record says about its target (bench/results/records.py, Record)."""
+        return {
+            "scenario": "yourapp",
+            "target": self.name,
+            "server": self.server,
+            "mode": self.mode,
+            "workers": self.workers,
+            "threads_per_worker": self.threads_per_worker,
+            "gevent_cores": self.gevent_cores,
+            "concurrency": self.concurrency,
+        }
+
+
+def ways(cores: int | None = None) -> list[Way]:
+    """Every way of compose.yml, `{cores}` filled with this machine's core count."""
+    cores = cores or os.cpu_count() or 1
+    found = []
+    for raw in yaml.safe_load(COMPOSE_FILE.read_text())["x-ways"]:
+        filled: dict[str, Any] = dict(raw)
+        filled["command"] = raw["command"].replace("{cores}", str(cores))
+        filled["workers"] = int(str(raw.get("workers", 1)).replace("{cores}", str(cores)))
+        found.append(Way(**filled))
+    return found
+
+
+def choose(names: list[str] | None) -> list[Way]:
+    """The reference, then the ways named (all by default), in compose.yml's order; an unknown name is one line."""
+    every = ways()
+    known = {way.name for way in every}
+    unknown = [name for name in names or [] if name not in known]
+    if unknown:
+        raise SystemExit(f"unknown way {', '.join(unknown)}; choose among: {' '.join(sorted(known))}")
+    return [way for way in every if way.reference or not names or way.name in names]
+
+
+class RunningWay(RunningScenario):
+    """One way of the app up and healthy on entry, removed on exit: compose.yml (and the reader's services file) as
+    the Compose project yourapp-<way>."""
+
+    def __init__(self, way: Way, environment: dict[str, str], services: Path | None = None) -> None:
+        project = f"yourapp-{way.name}"
+        self.way = way
+        self.files = [COMPOSE_FILE, *([services.resolve()] if services else [])]
+        # Not the registry's: the fields RunningScenario's methods read, set here.
+        self.scenario = project
+        self.file = COMPOSE_FILE
+        self.build = False
+        self.ready_timeout = 300.0
+        profile = {"COMPOSE_PROFILES": "nginx"} if way.nginx else {}
+        self.environment = {**os.environ, **environment, **profile, "YOURAPP_SERVER": way.command}
+        self._seen = {}
+
+    def compose(self, *args: str, check: bool = True, timeout: float | None = 900) -> subprocess.CompletedProcess[str]:
+        files = [option for path in self.files for option in ("--file", str(path))]
+        command = [
+            *compose_command(),
+            "--project-name",
+            self.scenario,
+            "--project-directory",
+            str(ROOT / "yourapp"),
+            *files,
+            *args,
+        ]
+        self._ids = None
+        result = subprocess.run(
+            command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=self.environment
+        )
+        if check and result.returncode != 0:
+            raise ScenarioError(f"{' '.join(command)} failed:\n{result.stdout}{result.stderr}")
+        return result
+
+    def up(self) -> None:
+        """Up and healthy; else ScenarioError in one line: the app's last words (its import error, its set-up's),
+        or Compose's where the app said nothing (a service of the reader's that never got healthy)."""
+        try:
+            super().up()
+        except ScenarioError as error:
+            logs = self.app_logs()
+            raise ScenarioError(last_line(logs) if logs.strip() else last_line(str(error))) from None
+
+    @property
+    def published_port(self) -> int:
+        """The port the load goes to, on 127.0.0.1."""
+        name = "YOURAPP_NGINX_PORT" if self.way.nginx else "YOURAPP_PORT"
+        return int(self.environment.get(name) or self.way.port)
+
+    def app_services(self) -> list[str]:
+        return ["app"]
+
+    def app_logs(self) -> str:
+        logs = self.compose("logs", "--no-color", "--no-log-prefix", "app", check=False).stdout
+        return re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", logs)  # Compose's line erasing, even with --no-color

@@ -1,0 +1,274 @@
+"""`make yourapp APP=path/to/app REQUESTS=requests.txt`: the reader's own Flask app served every way the playground
+measures (yourapp/compose.yml's x-ways), each way verified against Flask's development server before it is loaded,
+then its requests file's mix at a few client counts; what each request type costs alone and where its CPU goes; the C
+libraries gevent cannot patch and the greenlets gevent's monitor caught blocking; and the answer, computed from those
+figures (docs/yourapp.md).
+
+Bad input is one line, never a traceback: the file and line of a bad request, the requirement that does not install,
+the way that does not start (its last log line: the app's import error, the set-up's failure); the other ways still
+run where they can."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+from typing import Any
+
+from bench.containers.roles import UNSTEADY_FACTOR
+from bench.containers.scenarios import ROOT
+from bench.containers.yourapp_image import AppError, AppSource, app_source, build_app_image, last_line
+from bench.containers.yourapp_ways import RunningWay, Way, choose
+from bench.loadgen.vegeta_targets import RequestsFileError, RequestSpec, read_requests
+from bench.measure import profile
+from bench.measure.host_probe import host_cpu_probe
+from bench.measure.resultset import Progress, ResultSet
+from bench.measure.scenario_start import ScenarioStart
+from bench.measure.yourapp_checks import Expected, blocked_greenlets, first_difference, reference_answers, unpatchable
+from bench.measure.yourapp_load import mix_load, request_cost
+from bench.render import yourapp as page
+from bench.results.records import CpuProbe
+
+FLASK_RELEASE = "3.1.3"  # flaskr, the example, from this release's source distribution on PyPI
+CACHE = ROOT / ".cache" / "yourapp"
+EXAMPLES_DIR = ROOT / "yourapp" / "examples"
+# The examples: the app's folder (fetched), its callable, its set-up, the requests and requirements in the repository.
+EXAMPLES: dict[str, dict[str, str]] = {
+    "flaskr": {
+        "callable": "flaskr:create_app()",
+        # Its own test data (tests/data.sql, in the source distribution): the user `test` and one post.
+        "setup": 'flask --app flaskr init-db && python -c "import sqlite3;'
+        " c = sqlite3.connect('instance/flaskr.sqlite'); c.executescript(open('tests/data.sql').read()); c.commit()\"",
+        "requests": str(EXAMPLES_DIR / "flaskr" / "requests.txt"),
+        "requirements": str(EXAMPLES_DIR / "flaskr" / "requirements.txt"),
+    },
+}
+COSTS_ON = ("gunicorn-threads", "granian", "waitress")  # a sync way: each request's time is its own
+
+
+def fetch_flaskr() -> Path:
+    """flaskr, from Flask's source distribution on PyPI at FLASK_RELEASE, unpacked once under .cache/."""
+    folder = CACHE / f"flask-{FLASK_RELEASE}" / "flaskr"
+    if folder.is_dir():
+        return folder
+    CACHE.mkdir(parents=True, exist_ok=True)
+    download = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--no-binary",
+        ":all:",
+        "--no-deps",
+        f"flask=={FLASK_RELEASE}",
+        "--dest",
+        str(CACHE),
+    ]
+    done = subprocess.run(download, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise AppError(f"fetching Flask {FLASK_RELEASE}'s source distribution failed: {last_line(done.stderr)}")
+    prefix = f"flask-{FLASK_RELEASE}/examples/tutorial/"
+    with tarfile.open(CACHE / f"flask-{FLASK_RELEASE}.tar.gz") as archive:
+        members = [member for member in archive.getmembers() if member.name.startswith(prefix)]
+        for member in members:
+            member.name = member.name.removeprefix(prefix)
+        archive.extractall(folder, members=[m for m in members if m.name], filter="data")
+    return folder
+
+
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="make yourapp", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--app", type=Path, help="the app's folder")
+    parser.add_argument("--example", choices=sorted(EXAMPLES), help="an example app instead of --app")
+    parser.add_argument("--callable", default=None, help="module:app or module:create_app() (default app:app)")
+    parser.add_argument("--requests", type=Path, help="the requests file, in vegeta's HTTP targets format")
+    parser.add_argument("--requirements", type=Path, help="a requirements file (default the app's own)")
+    parser.add_argument("--setup", default=None, help="a shell command run in each way's container first")
+    parser.add_argument("--services", type=Path, help="a Compose file of the services the app needs")
+    parser.add_argument("--health", default="/", help="the path a way is up on (any answer but a 5xx)")
+    parser.add_argument("--python", default="3.14", help="the Python version of the images")
+    parser.add_argument("--ways", help="the ways to run, comma-separated (default: all)")
+    parser.add_argument("--clients", default="10 50 200", help="the client counts of the sweep")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--seconds", type=float, default=10.0, help="each load's length")
+    parser.add_argument("--port", type=int, default=3000, help="where a way listens on 127.0.0.1")
+    parser.add_argument("--nginx-port", type=int, default=8080, help="where Nginx listens, in front of a way")
+    parser.add_argument("--out", type=Path)
+    found = parser.parse_args(argv)
+    found.argv = sys.argv[1:] if argv is None else argv
+    if found.example:
+        example = EXAMPLES[found.example]
+        found.callable = found.callable or example["callable"]
+        found.setup = found.setup or example["setup"]
+        found.requests = found.requests or Path(example["requests"])
+        found.requirements = found.requirements or Path(example["requirements"])
+    elif not found.app or not found.requests:
+        parser.error("APP= (the app's folder) and REQUESTS= (its requests file) are needed, or EXAMPLE=flaskr")
+    return found
+
+
+def cpu_probe(before: float, after: float) -> CpuProbe:
+    return CpuProbe.judged({"host": {"before": before, "after": after}}, UNSTEADY_FACTOR)
+
+
+class Run:
+    """One run of the mode: the app, its requests, the result set, and what was learnt along the way."""
+
+    def __init__(self, options: argparse.Namespace, source: AppSource, requests: list[RequestSpec]) -> None:
+        self.options, self.source, self.requests = options, source, requests
+        self.clients = [int(value) for value in options.clients.split()]
+        self.environment = {
+            "YOURAPP_IMAGE": source.image,
+            "YOURAPP_CALLABLE": options.callable or "app:app",
+            "YOURAPP_SETUP": options.setup or "true",
+            "YOURAPP_HEALTH": options.health,
+            "YOURAPP_PORT": str(options.port),
+            "YOURAPP_NGINX_PORT": str(options.nginx_port),
+        }
+        self.results = ResultSet("make yourapp", "yourapp", options.argv, options.out, suffix=f"-yourapp-{source.name}")
+        self.failures: list[str] = []
+        self.expected: list[Expected] = []
+
+    def did_not_start(self, way: Way, problem: str) -> None:
+        print(f"  {way.name} {problem}", flush=True)
+        self.failures.append(f"{way.name} {problem.split(':')[0]}")
+        self.results.add({**way.record_fields(), "verified": False, "ok": False, "clients": 0,
+                          "server_command": way.command, "problem": problem})  # fmt: skip
+
+    def reference(self, way: Way) -> bool:
+        with ScenarioStart(self.results.metadata["packages"]) as start:
+            running = start.up(RunningWay(way, self.environment, self.options.services))
+            try:
+                self.expected = reference_answers(running.published_port, self.requests)
+            except ValueError as error:
+                print(f"{self.options.requests}: {error}", flush=True)
+                self.failures.append(f"{way.name}: {error}")
+                return False
+        if start.problem:
+            self.did_not_start(way, start.problem)
+            return False
+        masked = sum(expected.mask.masked for expected in self.expected)
+        print(f"  the development server answered all {len(self.requests)} requests; {masked} parts masked", flush=True)
+        return True
+
+    def measure(self, way: Way, progress: Progress) -> None:
+        with ScenarioStart(self.results.metadata["packages"]) as start:
+            running = start.up(RunningWay(way, self.environment, self.options.services))
+            difference = first_difference(running.published_port, self.expected)
+            if difference:
+                self.did_not_start(way, f"differs from the development server: {difference}")
+                return
+            if way.name == self.costs_way:
+                self.request_costs(running)
+            for clients in self.clients:
+                for repeat in range(1, self.options.repeat + 1):
+                    progress.show(way.name, f"{clients} clients, repeat {repeat}")
+                    self.load(running, clients, repeat)
+                    progress.done += 1
+        if start.problem:
+            self.did_not_start(way, start.problem)
+
+    @property
+    def costs_way(self) -> str | None:
+        chosen = [way.name for way in self.ways if not way.reference]
+        return next((name for name in COSTS_ON if name in chosen), chosen[0] if chosen else None)
+
+    @property
+    def ways(self) -> list[Way]:
+        return choose(self.options.ways.split(",") if self.options.ways else None)
+
+    def request_costs(self, running: RunningWay) -> None:
+        print(f"  what each request type costs alone, on {running.way.name}", flush=True)
+        costs = {}
+        for request in dict((r.name, r) for r in self.requests).values():
+            cost = request_cost(running, request)
+            costs[request.name] = {"weight": request.weight, **vars(cost)}
+        self.results.metadata["request_costs"] = costs
+        self.results.metadata["request_costs_on"] = running.way.name
+        self.results.save()
+
+    def load(self, running: RunningWay, clients: int, repeat: int) -> None:
+        way = running.way
+        before = host_cpu_probe()
+        record: dict[str, Any] = {
+            **way.record_fields(),
+            "verified": True,
+            "clients": clients,
+            "repeat": repeat,
+            "seconds": self.options.seconds,
+            "server_command": way.command,
+        }
+        try:
+            result = mix_load(running, self.requests, clients, self.options.seconds)
+        except (ValueError, subprocess.SubprocessError) as error:
+            self.results.add({**record, "ok": False, "problem": str(error).splitlines()[0]})
+            self.failures.append(f"{way.name} at {clients}")
+            return
+        record |= vars(result) | {"cpu_probe": cpu_probe(before, host_cpu_probe()).to_json()}
+        state = running.health().get("app", "gone")
+        problem = None if state == "healthy" else f"the app's container is {state} after the load"
+        if way.mode == "gevent":
+            blocked = blocked_greenlets(running.app_logs())
+            record |= {
+                "blocked_reports": blocked.reports,
+                "blocked_where": blocked.where,
+                "blocked_stack": blocked.stack,
+            }
+        if result.errors and not problem:
+            problem = f"{result.errors} of {result.requests} requests without their expected status"
+        self.results.add({**record, "rps": result.rps, "ok": problem is None, "problem": problem})
+        print(f"    {result.rps} requests/s, P99 {result.p99_ms} ms, {result.errors} errors", flush=True)
+
+
+def run(options: argparse.Namespace) -> int:
+    try:
+        requests = read_requests(options.requests)
+        folder = fetch_flaskr() if options.example == "flaskr" else options.app
+        source = app_source(folder, options.requirements, options.python)
+    except (RequestsFileError, AppError) as error:
+        print(error, file=sys.stderr)
+        return 2
+    for name, fix in unpatchable(source.requirements).items():
+        print(f"{name}: gevent cannot patch its waits; the fix: {fix}", flush=True)
+    print(f"building {source.image} (its requirements in one layer every way shares)", flush=True)
+    try:
+        build_app_image(source)
+        profile.build_image()
+    except AppError as error:
+        print(error, file=sys.stderr)
+        return 1
+    this = Run(options, source, requests)
+    this.results.metadata |= {
+        "app": source.name,
+        "callable": this.environment["YOURAPP_CALLABLE"],
+        "setup": options.setup,
+        "requirements": list(source.requirements),
+        "python": source.python,
+        "requests": [{"line": r.line, "name": r.name, "weight": r.weight, "expect": r.expect} for r in requests],
+        "unpatchable": unpatchable(source.requirements),
+        "clients": this.clients,
+        "repeat": options.repeat,
+    }
+    ways = this.ways
+    loaded = [way for way in ways if not way.reference]
+    progress = Progress(len(loaded) * len(this.clients) * options.repeat)
+    print("the development server, asked each request twice: the answers every way must give", flush=True)
+    if not this.reference(ways[0]):
+        this.results.finish()
+        return this.results.say(this.failures, "results.json")
+    for way in loaded:
+        this.measure(way, progress)
+    page.render(this.results.out, this.results.finish())
+    return this.results.say(this.failures, "results.json, results.md")
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = arguments(argv)
+    return run(options)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

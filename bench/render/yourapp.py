@@ -1,0 +1,188 @@
+"""The page of a make yourapp set, results.md: the answer for the reader's app, computed from its figures, then the
+table per client count, what each request type costs alone, what gevent's monitor caught, and the ways left out."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+from bench.render.shared import head, markdown_table, took
+from bench.results.records import Metadata
+from bench.results.store import LoadedSet
+from bench.results.yourapp import YourAppResult
+
+WAITING = 0.5  # a mix whose requests spend at least this share of their time waiting is "mostly waiting"
+
+
+def spread(records: list[YourAppResult]) -> tuple[float, float, float]:
+    """The median, least and most requests per second of a way's repeats."""
+    values = [record.rps or 0.0 for record in records]
+    return median(values), min(values), max(values)
+
+
+def by_way(records: list[YourAppResult], clients: int) -> dict[str, list[YourAppResult]]:
+    found: dict[str, list[YourAppResult]] = defaultdict(list)
+    for record in records:
+        if record.clients == clients and record.measured:
+            found[record.target].append(record)
+    return found
+
+
+def mix_cost(metadata: Metadata) -> tuple[float, float, float] | None:
+    """The mix's CPU and wall milliseconds per request, weighted as the file weighs its requests, and the share of
+    the wall time spent waiting; None where the costs were not measured."""
+    costs: dict[str, dict[str, Any]] = metadata.extra.get("request_costs") or {}
+    weighed = [
+        (cost["weight"], cost["cpu_ms"], cost["wall_ms"]) for cost in costs.values() if cost["cpu_ms"] is not None
+    ]
+    total = sum(weight for weight, _, _ in weighed)
+    if not total:
+        return None
+    cpu = sum(weight * value for weight, value, _ in weighed) / total
+    wall = sum(weight * value for weight, _, value in weighed) / total
+    return cpu, wall, max(0.0, wall - cpu) / wall if wall else 0.0
+
+
+def answer(records: list[YourAppResult], metadata: Metadata) -> list[str]:
+    """A few sentences, each computed from the set's figures."""
+    lines = []
+    cost = mix_cost(metadata)
+    if cost:
+        cpu, wall, waiting = cost
+        kind = "mostly waiting" if waiting >= WAITING else "mostly computing"
+        lines.append(
+            f"- Alone, a request of this mix takes {wall:.1f} ms, {cpu:.1f} ms of it the app's CPU: {kind} "
+            f"({waiting:.0%} of its time waiting; the line is drawn at {WAITING:.0%})."
+        )
+    top = max((record.clients for record in records if record.measured), default=None)
+    if top is None:
+        return [*lines, "- No way was measured: see below why."]
+    ways = {name: spread(found) for name, found in by_way(records, top).items()}
+    best = max(ways, key=lambda name: ways[name][0])
+    low = ways[best][1]
+    close = [name for name, (_, _, most) in ways.items() if name != best and most >= low]
+    repeats = max(len(found) for found in by_way(records, top).values())
+    within = f"; within its spread: {', '.join(sorted(close))}" if close else "; no other way within its spread"
+    lines.append(
+        f"- At {top} clients, {best} answered the most: {ways[best][0]:g} requests/s"
+        + (within if repeats > 1 else " (one repeat: no spread measured)")
+        + "."
+    )
+    one, per_core = ways.get("gunicorn-gevent"), ways.get("gunicorn-gevent-per-core")
+    if one and per_core and one[0]:
+        lines.append(
+            f"- gunicorn's gevent worker, one process per core against one: x{per_core[0] / one[0]:.2f} "
+            f"at {top} clients, on this machine's {metadata.cpu_count} cores."
+        )
+    gevent_cpu = [r.cpu_ms_per_request for r in records if r.target == "gunicorn-gevent" and r.cpu_ms_per_request]
+    if gevent_cpu:
+        per_request = median(gevent_cpu)
+        lines.append(
+            f"- Under load, one gevent process spends {per_request:g} ms of CPU per request: one such "
+            f"process tops out near {1000 / per_request:.0f} requests/s of this mix, whatever its clients."
+        )
+    blocked = [r for r in records if r.blocked_reports]
+    if blocked:
+        worst = max(blocked, key=lambda r: r.blocked_reports or 0)
+        lines.append(
+            f"- gevent's monitor caught a greenlet holding the event loop over 0.1 s {worst.blocked_reports} "
+            f"times on {worst.target}, at {worst.blocked_where}: every other request of that process "
+            "waited meanwhile (its stack below)."
+        )
+    for name, fix in (metadata.extra.get("unpatchable") or {}).items():
+        lines.append(f"- {name} waits in C, where gevent's patches do not reach: {fix}.")
+    return lines
+
+
+def way_rows(records: list[YourAppResult], clients: int) -> list[list[str]]:
+    rows = []
+    for name, found in by_way(records, clients).items():
+        middle, low, high = spread(found)
+        first = found[0]
+        memory = f"{first.rss_mb_peak:g} ({first.processes})" if first.rss_mb_peak else "?"
+        p99 = median([r.p99_ms for r in found if r.p99_ms is not None] or [0])
+        cpu = median([r.cpu_ms_per_request for r in found if r.cpu_ms_per_request is not None] or [0])
+        blocked = str(sum(r.blocked_reports or 0 for r in found)) if first.mode == "gevent" else ""
+        # The measurement's own cost beside the app's: vegeta's CPU, where it ran on the harness's machine.
+        loadgen = [r.loadgen_cpu_seconds * 1000 / r.requests for r in found if r.loadgen_cpu_seconds and r.requests]
+        rows.append(
+            [
+                name,
+                f"{middle:g}" + (f" ({low:g} to {high:g})" if len(found) > 1 else ""),
+                f"{p99:g}",
+                f"{cpu:g}",
+                f"{median(loadgen):.2f}" if loadgen else "?",
+                memory,
+                str(sum(r.errors or 0 for r in found)),
+                blocked,
+            ]
+        )
+    return sorted(rows, key=lambda row: -float(row[1].split()[0]))
+
+
+def costs_table(metadata: Metadata) -> list[str]:
+    costs: dict[str, dict[str, Any]] = metadata.extra.get("request_costs") or {}
+    if not costs:
+        return []
+    rows = []
+    for name, cost in costs.items():
+        where = ", ".join(f"{part} {share:.0%}" for part, share in list(cost["profile"].items())[:4])
+        rows.append(
+            [
+                f"`{name}`",
+                str(cost["weight"]),
+                f"{cost['wall_ms']:g}",
+                str(cost["cpu_ms"]),
+                str(cost["waiting_ms"]),
+                where or "no samples",
+            ]
+        )
+    header = ["request", "weight", "wall ms", "CPU ms", "waiting ms", "where the CPU goes (py-spy)"]
+    on = metadata.extra.get("request_costs_on")
+    return ["", f"## What each request costs alone (one after another, on {on})", "", markdown_table(header, rows)]
+
+
+def render(out: Path, loaded: LoadedSet) -> None:
+    records = loaded.records_of(YourAppResult)
+    metadata = loaded.metadata
+    title = f"Your app, every way: {metadata.extra.get('app')} (`{metadata.extra.get('callable')}`)"
+    lines = [
+        *head(title, metadata, took(metadata)),
+        "",
+        "## The answer, from the figures below",
+        "",
+        *answer(records, metadata),
+    ]
+    header = [
+        "way",
+        "requests/s",
+        "P99 ms",
+        "CPU ms/request",
+        "vegeta's CPU ms/request",
+        "memory MB (processes)",
+        "errors",
+        "blocked",
+    ]
+    for clients in sorted({record.clients for record in records if record.measured}):
+        lines += ["", f"## {clients} clients", "", markdown_table(header, way_rows(records, clients))]
+    lines += costs_table(metadata)
+    left_out = [record for record in records if not record.verified]
+    if left_out:
+        lines += ["", "## Left out of the load", ""]
+        lines += [f"- {record.target}: {record.problem}" for record in left_out]
+    blocked = [record for record in records if record.blocked_stack]
+    if blocked:
+        lines += [
+            "",
+            f"## What held gevent's event loop ({blocked[0].target})",
+            "",
+            "```",
+            *blocked[0].blocked_stack,
+            "```",
+        ]
+    lines += ["", "## The ways, as they ran", ""]
+    seen = {record.target: record.server_command for record in records}
+    lines += [f"- {name}: `{command}`" for name, command in seen.items()]
+    (out / "results.md").write_text("\n".join(lines) + "\n")

@@ -1,0 +1,35 @@
+"""A record of make yourapp: one way of serving the reader's app, verified, then (where it answered as the
+development server did) its requests file's mix under one closed-loop load (bench/modes/yourapp.py writes it).
+What the app costs per request type, alone, and what its requirements hold is the set's (Metadata's extra:
+request_costs, unpatchable)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.results.records import Loaded
+
+
+@dataclass(frozen=True, kw_only=True)
+class YourAppResult(Loaded):
+    clients: int
+    repeat: int = 1
+    seconds: float = 0.0
+    server_command: str | None = None
+    requests: int | None = None
+    errors: int | None = None
+    status_codes: dict[str, int] = field(default_factory=dict)
+    p50_ms: float | None = None
+    p99_ms: float | None = None  # a failed request ranked slowest; None where the rank falls on one
+    per_type: dict[str, dict[str, Any]] = field(default_factory=dict)  # request type -> requests, errors, p50, p99
+    cpu_ms_per_request: float | None = None  # the app's processes, over the requests answered
+    rss_mb_peak: float | None = None  # the app's processes together, at their peak
+    processes: int | None = None
+    loadgen_cpu_seconds: float | None = None  # vegeta's own, where it ran on the harness's machine
+    command: list[str] = field(default_factory=list)  # vegeta's, as run
+    # gevent's monitor (a gevent way only): how often a greenlet held the loop past 0.1 s, where, and its stack.
+    blocked_reports: int | None = None
+    blocked_where: str | None = None
+    blocked_stack: list[str] = field(default_factory=list)
+    restarts: int | None = None  # the app's container restarted or exited during the load

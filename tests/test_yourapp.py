@@ -1,0 +1,142 @@
+"""make yourapp end to end: flaskr, fetched from Flask's source distribution, through three ways; an app whose wait
+gevent cannot patch, caught by gevent's monitor with its stack; and each bad input as one line, the other ways still
+running. Its stacks publish on ports of their own (3190, 8190), so that it runs beside the scenarios' tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.modes import yourapp
+from bench.results.store import load
+from bench.results.yourapp import YourAppResult
+
+HERE = Path(__file__).parent / "yourapp_app"
+PORTS = ["--port", "3190", "--nginx-port", "8190"]
+
+
+def run_mode(capsys: pytest.CaptureFixture[str], *options: str) -> tuple[int, str]:
+    status = yourapp.main([*options, *PORTS])
+    captured = capsys.readouterr()
+    return status, captured.out + captured.err
+
+
+def records(out: Path) -> dict[str, YourAppResult]:
+    return {record.target: record for record in load(out).records_of(YourAppResult)}
+
+
+def test_app_arguments_are_needed_without_an_example() -> None:
+    with pytest.raises(SystemExit):
+        yourapp.arguments(["--app", str(HERE)])
+
+
+def test_a_bad_requests_file_is_one_line_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    requests = tmp_path / "requests.txt"
+    requests.write_text("GET http://localhost/\n\nget http://localhost/\n")
+    status, output = run_mode(capsys, "--app", str(HERE), "--requests", str(requests), "--out", str(tmp_path / "o"))
+    assert status == 2
+    assert output.strip() == f'{requests}:3: bad method: "get" (uppercase letters, as vegeta reads)', output
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.docker
+def test_flaskr_through_three_ways(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ways = "gunicorn-threads,gunicorn-gevent,granian"
+    status, output = run_mode(capsys, "--example", "flaskr", "--ways", ways, "--clients", "4", "--seconds", "3",
+                              "--out", str(tmp_path))  # fmt: skip
+    assert status == 0, output
+    found = records(tmp_path)
+    assert set(found) == set(ways.split(",")), output
+    for name, record in found.items():
+        assert record.verified and record.ok, (name, record.problem)
+        assert record.errors == 0 and record.rps and record.rps > 0, name
+        # Every request type of the file came in the mix, each with its expected status.
+        assert len(record.per_type) == 7, record.per_type
+        assert set(record.status_codes) == {"200", "302", "404"}, record.status_codes
+        assert record.cpu_ms_per_request and record.rss_mb_peak, name
+    assert found["gunicorn-gevent"].blocked_reports == 0, found["gunicorn-gevent"].blocked_stack
+    costs = load(tmp_path).metadata.extra["request_costs"]
+    # flaskr checks a password with PBKDF2 (50,000 rounds in its test data): CPU a page read does not spend.
+    login, page = costs["POST /auth/login"], costs["GET /"]
+    assert login["cpu_ms"] > 3 * page["cpu_ms"], costs
+    # Where a page's CPU goes, the app's own code among it, by its package (PBKDF2 runs in C without the GIL, which
+    # py-spy --gil does not sample).
+    assert page["samples"] > 0 and "the app: flaskr" in page["profile"], page
+    page_text = (tmp_path / "results.md").read_text()
+    assert "## The answer, from the figures below" in page_text and "mostly computing" in page_text, page_text
+
+
+@pytest.mark.docker
+def test_a_wait_gevent_cannot_patch_is_reported_with_its_stack(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, output = run_mode(capsys, "--app", str(HERE), "--requests", str(HERE / "requests.txt"), "--ways",
+                              "gunicorn-gevent,gunicorn-threads", "--clients", "4", "--seconds", "3",
+                              "--out", str(tmp_path))  # fmt: skip
+    assert status == 0, output
+    found = records(tmp_path)
+    gevent = found["gunicorn-gevent"]
+    assert gevent.blocked_reports and gevent.blocked_reports >= 1, output
+    assert gevent.blocked_where and gevent.blocked_where.startswith("/app/app.py:"), gevent.blocked_stack
+    assert any("in block" in frame for frame in gevent.blocked_stack), gevent.blocked_stack
+    assert found["gunicorn-threads"].blocked_reports is None  # no gevent, no monitor
+    assert (
+        "held the event loop" in (tmp_path / "results.md").read_text()
+        or "holding the event loop" in (tmp_path / "results.md").read_text()
+    )
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["--callable", "app:create_broken()"], "RuntimeError: the factory refuses"),
+        (["--callable", "no_such_module:app"], "ModuleNotFoundError: No module named 'no_such_module'"),
+        (["--services", str(HERE / "services-never-healthy.yml")], "broken_service"),
+    ],
+    ids=["factory-raises", "does-not-import", "service-never-healthy"],
+)
+def test_an_app_that_does_not_start_is_one_line(
+    options: list[str], expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, output = run_mode(capsys, "--app", str(HERE), "--requests", str(HERE / "requests.txt"), "--ways",
+                              "gunicorn-threads", "--out", str(tmp_path), *options)  # fmt: skip
+    assert status == 1
+    said = [line for line in output.splitlines() if line.strip().startswith("devserver did not start: ")]
+    assert len(said) == 1 and expected in said[0], output
+    assert "Traceback" not in output
+
+
+@pytest.mark.docker
+def test_a_requirement_that_does_not_install_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pins = tmp_path / "requirements.txt"
+    pins.write_text("flask==0.0.0\n")
+    status, output = run_mode(capsys, "--app", str(HERE), "--requests", str(HERE / "requests.txt"), "--requirements",
+                              str(pins), "--out", str(tmp_path / "o"))  # fmt: skip
+    assert status == 1
+    assert output.strip().splitlines()[-1] == f"{HERE}: flask==0.0.0 does not install on Python 3.14 (PYTHON_VERSION=)"
+
+
+@pytest.mark.docker
+def test_a_way_that_answers_differently_is_left_out_and_the_others_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    requests = tmp_path / "requests.txt"
+    requests.write_text("GET http://localhost/\n")
+    status, output = run_mode(capsys, "--app", str(HERE), "--callable", "app:differs", "--requests", str(requests),
+                              "--ways", "gunicorn-threads,waitress", "--clients", "2", "--seconds", "2",
+                              "--out", str(tmp_path / "o"))  # fmt: skip
+    assert status == 1
+    found = records(tmp_path / "o")
+    # The development server's WSGI environment says one process (wsgi.multiprocess False), as waitress's does;
+    # gunicorn's four workers say True.
+    left_out = found["gunicorn-threads"]
+    assert not left_out.verified and left_out.rps is None, left_out
+    expected = "differs from the development server: line 1, GET /: at byte 0: expected b'False', got b'True'"
+    assert left_out.problem == expected, left_out.problem
+    assert found["waitress"].verified and found["waitress"].ok and found["waitress"].rps, found["waitress"]
+    said = [line for line in output.splitlines() if line.strip().startswith("gunicorn-threads differs from")]
+    assert len(said) == 1, output
