@@ -5,10 +5,7 @@ waiting, and where its CPU goes, by py-spy)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import tempfile
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -18,6 +15,7 @@ from typing import Any
 from bench.containers.cgroup import container_cpu_seconds
 from bench.containers.sampler import Sampler
 from bench.containers.yourapp_ways import RunningWay
+from bench.loadgen.hey import error_kind
 from bench.loadgen.percentiles import nearest_rank
 from bench.loadgen.vegeta_targets import RequestSpec, vegeta_json_targets
 from bench.measure import profile
@@ -37,13 +35,14 @@ class MixResult:
     rps: float  # answers with the expected status per second of the load
     errors: int  # requests without the expected status, or without an answer
     status_codes: dict[str, int]
+    failure_kinds: dict[str, int]  # connect, timeout, closed, other (no answer); status (not the expected one)
     p50_ms: float | None
     p99_ms: float | None  # over every request, a failed one ranked slowest; None where the rank falls on one
     per_type: dict[str, dict[str, Any]]  # request type -> requests, errors, p50_ms, p99_ms
     cpu_ms_per_request: float | None  # the app's processes' CPU over the requests answered
     rss_mb_peak: float | None  # the app's processes together
     processes: int | None
-    loadgen_cpu_seconds: float | None  # vegeta's own, where it ran on this machine: the measurement's own cost
+    loadgen_cpu_seconds: float | None  # vegeta's own: the measurement's own cost
     command: list[str]
 
 
@@ -56,59 +55,38 @@ def vegeta_command(targets: Path, clients: int, seconds: float, output: Path) ->
             "-timeout", f"{TIMEOUT_SECONDS}s", "-output", str(output)]  # fmt: skip
 
 
-def run_vegeta(
-    running: RunningWay, targets_text: str, clients: int, seconds: float
-) -> tuple[list[str], str, float | None]:
-    """The attack and its results as JSON lines; vegeta's CPU seconds where it ran here. vegeta on this machine where
-    it is installed, else in its container on the way's network."""
-    with tempfile.TemporaryDirectory(prefix="yourapp-") as folder:
-        targets = Path(folder) / "targets.json"
-        if shutil.which("vegeta"):
-            targets.write_text(targets_text)
-            output = Path(folder) / "results.bin"
-            command = vegeta_command(targets, clients, seconds, output)
-            attacked = subprocess.run(command, capture_output=True, text=True, timeout=seconds + TIMEOUT_SECONDS + 60)
-            if attacked.returncode != 0:
-                raise ValueError(f"vegeta failed: {attacked.stderr.strip()[-300:]}")
-            encoded = subprocess.run(
-                ["vegeta", "encode", "-to", "json", str(output)],
-                capture_output=True,
-                text=True,
-                timeout=120,
-                check=True,
-            )
-            return command, encoded.stdout, _children_cpu()
-        image = build_loadgen_image("vegeta")
-        inside = vegeta_command(Path("/dev/stdin"), clients, seconds, Path("/tmp/results.bin"))
-        script = " ".join(inside) + " && vegeta encode -to json /tmp/results.bin"
-        command = ["docker", "run", "--rm", "-i", "--network", running.network(), image, "sh", "-c", script]
-        done = subprocess.run(
-            command, input=targets_text, capture_output=True, text=True, timeout=seconds + TIMEOUT_SECONDS + 90
-        )
-        if done.returncode != 0:
-            raise ValueError(f"vegeta failed: {done.stderr.strip()[-300:]}")
-        return command, done.stdout, None
+# Runs vegeta in the load's container and prints, last, the CPU seconds it spent: the measurement's own cost.
+_TIMED = (
+    "import resource, subprocess, sys; done = subprocess.run(['sh', '-c', sys.argv[1]]); "
+    "used = resource.getrusage(resource.RUSAGE_CHILDREN); "
+    "print(round(used.ru_utime + used.ru_stime, 2), file=sys.stderr); sys.exit(done.returncode)"
+)
 
 
-_children_seen = 0.0
-
-
-def _children_cpu() -> float:
-    """The CPU seconds of the child processes that ended since the last call (vegeta's)."""
-    global _children_seen
-    times = os.times()
-    total = times.children_user + times.children_system
-    spent, _children_seen = total - _children_seen, total
-    return round(spent, 2)
+def run_vegeta(running: RunningWay, targets_text: str, clients: int, seconds: float) -> tuple[list[str], str, float]:
+    """The attack, from vegeta's container on the way's network, and its results as JSON lines; vegeta's CPU seconds.
+    In a container of its own, not from this machine through the published port: a server that closes each
+    connection (gunicorn's threads answer `Connection: close`) leaves one in TIME_WAIT per request on the client,
+    and through docker-proxy this machine ran out of local ports within two ten-second loads (31,942 in TIME_WAIT);
+    each container has its own."""
+    image = build_loadgen_image("vegeta")
+    inside = vegeta_command(Path("/tmp/targets.json"), clients, seconds, Path("/tmp/results.bin"))
+    script = f"cat > /tmp/targets.json && {' '.join(inside)} && vegeta encode -to json /tmp/results.bin"
+    command = ["docker", "run", "--rm", "-i", "--network", running.network(), image, "python", "-c", _TIMED, script]
+    done = subprocess.run(
+        command, input=targets_text, capture_output=True, text=True, timeout=seconds + TIMEOUT_SECONDS + 90
+    )
+    if done.returncode != 0:
+        raise ValueError(f"vegeta failed: {done.stderr.strip()[-300:]}")
+    return command, done.stdout, float(done.stderr.split()[-1])
 
 
 def mix_load(running: RunningWay, requests: list[RequestSpec], clients: int, seconds: float) -> MixResult:
-    base = f"http://127.0.0.1:{running.published_port}" if shutil.which("vegeta") else f"http://{service_host(running)}"
+    base = f"http://{service_host(running)}"
     targets_text = vegeta_json_targets(requests, base)
     expected = {(r.method, r.target): r.expect for r in requests}
     container = running.container_ids()["app"]
     cpu_before = container_cpu_seconds(container)
-    _children_cpu()
     with Sampler(running.main_pid("app")) as sampler:
         command, output, loadgen_cpu = run_vegeta(running, targets_text, clients, seconds)
     cpu_after = container_cpu_seconds(container)
@@ -146,6 +124,7 @@ def summarise(
 ) -> MixResult:
     """vegeta's results, one per request: its URL says which request of the file it was."""
     statuses: Counter[str] = Counter()
+    kinds: Counter[str] = Counter()
     by_type: dict[str, list[float]] = defaultdict(list)
     failed_by_type: Counter[str] = Counter()
     latencies: list[float] = []
@@ -163,6 +142,7 @@ def summarise(
         else:
             failures += 1
             failed_by_type[name] += 1
+            kinds[error_kind(result["error"]) if code == 0 else "status"] += 1
     ordered = sorted(latencies) + [float("inf")] * failures
     answered = len(latencies)
 
@@ -185,6 +165,7 @@ def summarise(
         rps=round(answered / seconds, 1),
         errors=failures,
         status_codes=dict(sorted(statuses.items())),
+        failure_kinds=dict(sorted(kinds.items())),
         p50_ms=rank(ordered, 0.5),
         p99_ms=rank(ordered, 0.99),
         per_type=per_type,

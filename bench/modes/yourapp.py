@@ -218,7 +218,8 @@ class Run:
                 "blocked_stack": blocked.stack,
             }
         if result.errors and not problem:
-            problem = f"{result.errors} of {result.requests} requests without their expected status"
+            kinds = ", ".join(f"{kind} {count}" for kind, count in result.failure_kinds.items())
+            problem = f"{result.errors} of {result.requests} requests without their expected status ({kinds})"
         self.results.add({**record, "rps": result.rps, "ok": problem is None, "problem": problem})
         print(f"    {result.rps} requests/s, P99 {result.p99_ms} ms, {result.errors} errors", flush=True)
 

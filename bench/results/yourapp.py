@@ -20,13 +20,14 @@ class YourAppResult(Loaded):
     requests: int | None = None
     errors: int | None = None
     status_codes: dict[str, int] = field(default_factory=dict)
+    failure_kinds: dict[str, int] = field(default_factory=dict)  # connect, timeout, closed, other; status
     p50_ms: float | None = None
     p99_ms: float | None = None  # a failed request ranked slowest; None where the rank falls on one
     per_type: dict[str, dict[str, Any]] = field(default_factory=dict)  # request type -> requests, errors, p50, p99
     cpu_ms_per_request: float | None = None  # the app's processes, over the requests answered
     rss_mb_peak: float | None = None  # the app's processes together, at their peak
     processes: int | None = None
-    loadgen_cpu_seconds: float | None = None  # vegeta's own, where it ran on the harness's machine
+    loadgen_cpu_seconds: float | None = None  # vegeta's own, in its container: the measurement's own cost
     command: list[str] = field(default_factory=list)  # vegeta's, as run
     # gevent's monitor (a gevent way only): how often a greenlet held the loop past 0.1 s, where, and its stack.
     blocked_reports: int | None = None
