@@ -135,6 +135,8 @@ class RunningWay(RunningScenario):
     def app_services(self) -> list[str]:
         return ["app"]
 
-    def app_logs(self) -> str:
-        logs = self.compose("logs", "--no-color", "--no-log-prefix", "app", check=False).stdout
+    def app_logs(self, since: str | None = None) -> str:
+        """The app's logs, from `since` on (an RFC 3339 time) or all of them."""
+        window = ["--since", since] if since else []
+        logs = self.compose("logs", "--no-color", "--no-log-prefix", *window, "app", check=False).stdout
         return re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", logs)  # Compose's line erasing, even with --no-color

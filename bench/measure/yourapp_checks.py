@@ -117,7 +117,8 @@ def blocked_greenlets(logs: str) -> Blocked:
     if not reports:
         return Blocked(0, None, [])
     frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', reports[0])
-    stack = [f"{path}:{line} in {function}" for path, line, function in frames]
+    # One report can print the same frames more than once (the greenlet's, then the thread's): each once, in order.
+    stack = list(dict.fromkeys(f"{path}:{line} in {function}" for path, line, function in frames))
     # The innermost frame of the app's own code, where the fix goes; else the innermost of any.
     own = [frame for frame in stack if frame.startswith("/app/")]
     innermost = (own or stack)[-1] if stack else None

@@ -14,6 +14,7 @@ import argparse
 import subprocess
 import sys
 import tarfile
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -193,6 +194,7 @@ class Run:
     def load(self, running: RunningWay, clients: int, repeat: int) -> None:
         way = running.way
         before = host_cpu_probe()
+        started = datetime.now(UTC).isoformat()  # gevent's monitor reports from this load on, not the earlier ones'
         record: dict[str, Any] = {
             **way.record_fields(),
             "verified": True,
@@ -211,7 +213,7 @@ class Run:
         state = running.health().get("app", "gone")
         problem = None if state == "healthy" else f"the app's container is {state} after the load"
         if way.mode == "gevent":
-            blocked = blocked_greenlets(running.app_logs())
+            blocked = blocked_greenlets(running.app_logs(since=started))
             record |= {
                 "blocked_reports": blocked.reports,
                 "blocked_where": blocked.where,

@@ -86,11 +86,13 @@ def answer(records: list[YourAppResult], metadata: Metadata) -> list[str]:
     blocked = [r for r in records if r.blocked_reports]
     if blocked:
         worst = max(blocked, key=lambda r: r.blocked_reports or 0)
-        lines.append(
-            f"- gevent's monitor caught a greenlet holding the event loop over 0.1 s {worst.blocked_reports} "
-            f"times on {worst.target}, at {worst.blocked_where}: every other request of that process "
-            "waited meanwhile (its stack below)."
-        )
+        said = f"- gevent's monitor saw the event loop held over 0.1 s {worst.blocked_reports} times on {worst.target}"
+        if worst.blocked_where and worst.blocked_where.startswith("/app/"):
+            lines.append(f"{said}, in the app's own code at {worst.blocked_where}: every other request of that "
+                         "process waited meanwhile (its stack below).")  # fmt: skip
+        else:
+            lines.append(f"{said}, with no frame of the app in its stack (innermost {worst.blocked_where}): gevent's "
+                         "own work held it, not a call of the app's (its stack below).")  # fmt: skip
     for name, fix in (metadata.extra.get("unpatchable") or {}).items():
         lines.append(f"- {name} waits in C, where gevent's patches do not reach: {fix}.")
     return lines
@@ -179,7 +181,7 @@ def render(out: Path, loaded: LoadedSet) -> None:
             f"## What held gevent's event loop ({blocked[0].target})",
             "",
             "```",
-            *blocked[0].blocked_stack,
+            *dict.fromkeys(blocked[0].blocked_stack),  # sets of 2026-11-26 kept a frame once per printing
             "```",
         ]
     lines += ["", "## The ways, as they ran", ""]
