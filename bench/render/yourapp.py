@@ -1,4 +1,4 @@
-"""The page of a make yourapp set, results.md: the answer for the reader's app, computed from its figures, then the
+"""The page of a make yourapp set, results.md (and index.html, which shows it): the answer for the reader's app, computed from its figures, then the
 table per client count, what each request type costs alone, what gevent's monitor caught, and the ways left out."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
+from bench.render import html_page
 from bench.render.shared import head, markdown_table, took
 from bench.results.records import Metadata
 from bench.results.store import LoadedSet
@@ -188,3 +189,4 @@ def render(out: Path, loaded: LoadedSet) -> None:
     seen = {record.target: record.server_command for record in records}
     lines += [f"- {name}: `{command}`" for name, command in seen.items()]
     (out / "results.md").write_text("\n".join(lines) + "\n")
+    html_page.from_markdown(out, metadata, loaded.mode)
