@@ -1,5 +1,6 @@
-"""The page of a make yourapp set, results.md (and index.html, which shows it): the answer for the reader's app, computed from its figures, then the
-table per client count, what each request type costs alone, what gevent's monitor caught, and the ways left out."""
+"""The page of a make yourapp set, results.md (and index.html, which shows it): the answer for the reader's app,
+computed from its figures, then the table per client count, what each request type costs alone, what gevent's
+monitor caught, and the ways left out."""
 
 from __future__ import annotations
 
