@@ -30,7 +30,8 @@ def main() -> int:
     spec = os.environ.get("YOURAPP_CALLABLE", "app:app")
     try:
         app = load(spec)
-    except BaseException as error:  # noqa: BLE001: any failure of the reader's code becomes the one line
+    # Any failure of the reader's code, SystemExit included, becomes the one line.
+    except BaseException as error:  # noqa: BLE001
         where = ""
         trace = error.__traceback__
         while trace is not None:
