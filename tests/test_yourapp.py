@@ -1,6 +1,6 @@
 """make yourapp end to end: flaskr, fetched from Flask's source distribution, through three ways; an app whose wait
 gevent cannot patch, caught by gevent's monitor with its stack; and each bad input as one line, the other ways still
-running. Its stacks publish on ports of their own (3190, 8190), so that it runs beside the scenarios' tests."""
+running. Its stacks publish on ports of their own (3190, 8190), so that a reader's stack on 3000 does not stop it."""
 
 from __future__ import annotations
 
