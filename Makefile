@@ -14,7 +14,7 @@ ROLES = $(if $(SERVER_HOST),--server-host $(SERVER_HOST)) $(if $(CLIENT_HOST),--
   $(if $(DATABASE_BIND),--database-bind $(DATABASE_BIND)) $(if $(CPUSET_SERVER),--cpuset-server $(CPUSET_SERVER)) \
   $(if $(CPUSET_CLIENT),--cpuset-client $(CPUSET_CLIENT)) $(if $(CPUSET_DATABASE),--cpuset-database $(CPUSET_DATABASE))
 
-.PHONY: help doctor venv images up down ab threads bench sweep overload latency map slowclients labs bookstore incidents yourapp test test-fast lint format
+.PHONY: help doctor venv images up down ab threads bench sweep overload latency map recommend slowclients labs bookstore incidents yourapp test test-fast lint format
 
 help: $(VENV_READY) ## list the targets, and the scenarios by group (from each compose file's x-scenario block)
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -64,6 +64,11 @@ latency: $(VENV_READY) ## open-loop load (vegeta) at fixed rates, 25 % to 150 % 
 map: $(VENV_READY) ## where each server wins: a grid of I/O delay x CPU units x clients over a few targets, winner per cell (DELAYS="0.02 0.5" CPUS="0 2 10" CLIENTS="10 500" TARGETS= OUT=)
 	$(PYTHON) -m bench.modes.map $(if $(TARGETS),--targets $(TARGETS)) $(if $(OUT),--out $(OUT)) \
 	  $(if $(DELAYS),--delays "$(DELAYS)") $(if $(CPUS),--cpus "$(CPUS)") $(if $(CLIENTS),--clients "$(CLIENTS)")
+
+recommend: $(VENV_READY) ## the run behind the README's recommendation: each way at one process and one per core, at 200, 1000 and 5000 clients, with and without CPU work, again on one core of its own, and its bounds on more cores (WAYS= REPEAT=3 CLIENTS="200 1000 5000" CPU_CLIENTS="200 1000" ONE_CORE_CLIENTS=1000 OUT=; docs/recommend.md)
+	$(PYTHON) -m bench.modes.recommend $(if $(WAYS),--ways $(WAYS)) $(if $(REPEAT),--repeat $(REPEAT)) \
+	  $(if $(CLIENTS),--clients "$(CLIENTS)") $(if $(CPU_CLIENTS),--cpu-clients "$(CPU_CLIENTS)") \
+	  $(if $(ONE_CORE_CLIENTS),--one-core-clients "$(ONE_CORE_CLIENTS)") $(if $(OUT),--out $(OUT))
 
 slowclients: $(VENV_READY) ## half-sent heads, trickled bodies, idle keep-alive: how many slow connections delay a normal request, per target (LEVELS="10 25 50 100 200 400 800 1600" SCENARIOS= OUT=)
 	$(PYTHON) -m bench.modes.slowclients $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.containers.scenarios import ConfiguredTarget
 from bench.modes import map as workload_map
 from bench.render import map as map_renderer
 from bench.results.bench import BenchResult
@@ -35,7 +36,7 @@ def test_winner_lead_and_the_rigged_pair() -> None:
 
 
 def test_requests_per_cell_cover_every_client_and_stay_bounded() -> None:
-    target = workload_map.MapTarget("async-gevent-gunicorn", "gunicorn-gevent").resolve()
+    target = ConfiguredTarget("async-gevent-gunicorn", "gunicorn-gevent").resolve()
     # 10 clients, each request 0.5 s of I/O and 10 ms of CPU: 10 / 0.51 requests/s at best, for 4 s...
     assert workload_map.requests_for(target, 0.5, 10, 10, cores=2) == round(10 / 0.51 * 4)
     # ...but every one of 500 clients sends at least one, and a fast cell stops at MAX_REQUESTS.
@@ -44,10 +45,10 @@ def test_requests_per_cell_cover_every_client_and_stay_bounded() -> None:
 
 
 def test_labels_name_the_settings() -> None:
-    assert workload_map.MapTarget("async-gevent-gunicorn", "gunicorn-gevent", {"WORKERS": "2"}).label == (
+    assert ConfiguredTarget("async-gevent-gunicorn", "gunicorn-gevent", {"WORKERS": "2"}).label == (
         "gunicorn-gevent-2-workers"
     )
-    two = workload_map.MapTarget("async-gevent-gunicorn", "gunicorn-gevent", {"WORKERS": "2"}).resolve()
+    two = ConfiguredTarget("async-gevent-gunicorn", "gunicorn-gevent", {"WORKERS": "2"}).resolve()
     assert (two.workers, two.concurrency) == (2, 2000)
 
 

@@ -37,3 +37,12 @@ def test_asyncio_holds_without_a_bound_but_memory() -> None:
 
 def test_the_measurement_s_share_of_its_bound() -> None:
     assert share_of_bound(demand(measured_rps=250.0), 2) == 0.5
+
+
+def test_threads_shared_out_per_core_keep_their_total() -> None:
+    """2 x 100 threads, one process per core sharing the tutorial's 200: on 16 cores still 200 at once, where 16
+    processes of 100 threads each would hold 1600."""
+    shared = demand(processes=2, held_per_process=100, per_core=True, held_shared=True, clients=5000)
+    grown = demand(processes=2, held_per_process=100, per_core=True, clients=5000)
+    assert bound(shared, 16) == bound(shared, 16).__class__(round(200 / 1.002, 1), "held at once")
+    assert bound(grown, 16).rps == round(1600 / 1.002, 1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -219,6 +219,24 @@ def load_targets(scenario: str, environment: dict[str, str] | None = None) -> li
     document = yaml.safe_load(compose_file(scenario).read_text())
     settings = {**os.environ, **(environment or {})}
     return [Target(scenario=scenario, **target_fields(entry, settings)) for entry in document["x-targets"]]
+
+
+@dataclass(frozen=True)
+class ConfiguredTarget:
+    """A scenario's target started with these settings (e.g. WORKERS=2): what make map and make recommend load."""
+
+    scenario: str
+    target: str
+    settings: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        # gunicorn-gevent-2-workers for WORKERS=2: a name that also works on the command line.
+        return "-".join([self.target, *(f"{value}-{name.lower()}" for name, value in self.settings.items())])
+
+    def resolve(self) -> Target:
+        (found,) = [t for t in load_targets(self.scenario, self.settings) if t.name == self.target]
+        return found
 
 
 def all_targets(scenarios: tuple[str, ...] = SCENARIOS) -> list[Target]:

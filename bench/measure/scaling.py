@@ -37,13 +37,18 @@ class Demand:
     held_per_process: int | None  # requests one process holds at once; None: no bound but memory (asyncio)
     per_core: bool  # its processes grow with the cores: one per core
     measured_rps: float
+    # Its processes share out a fixed number of threads (the tutorial's 200), so the total held stays as measured
+    # however many processes there are.
+    held_shared: bool = False
 
     def processes_on(self, cores: int) -> int:
         return cores if self.per_core else self.processes
 
     def held_on(self, cores: int) -> float:
         per_process = self.held_per_process
-        return float("inf") if per_process is None else per_process * self.processes_on(cores)
+        if per_process is None:
+            return float("inf")
+        return per_process * (self.processes if self.held_shared else self.processes_on(cores))
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.containers.scenarios import Target, load_targets
+from bench.containers.scenarios import ConfiguredTarget, Target
 from bench.loadgen.ceiling import cpu_bound_rps
 from bench.measure.bench_run import run_scenario
 from bench.measure.client import Load, choose_client
@@ -33,34 +32,16 @@ MAX_REQUESTS = 3000
 NOMINAL_UNIT_SECONDS = 0.001
 
 
-@dataclass(frozen=True)
-class MapTarget:
-    """A target of the map: a scenario's target, started with these settings (e.g. WORKERS=2)."""
-
-    scenario: str
-    target: str
-    settings: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def label(self) -> str:
-        # gunicorn-gevent-2-workers for WORKERS=2: a name that also works on the command line.
-        return "-".join([self.target, *(f"{value}-{name.lower()}" for name, value in self.settings.items())])
-
-    def resolve(self) -> Target:
-        (found,) = [t for t in load_targets(self.scenario, self.settings) if t.name == self.target]
-        return found
-
-
 # The tutorial's sync and gevent servers, and the 2026 ones where they exist. As many gevent processes as the
 # machine has cores, once with gunicorn and once with uWSGI (its default here): with CPU work, one gevent
 # process can use only one core.
 TARGETS = (
-    MapTarget("sync-gunicorn", "gunicorn-sync"),
-    MapTarget("async-gevent-gunicorn", "gunicorn-gevent"),
-    MapTarget("async-gevent-gunicorn", "gunicorn-gevent", {"WORKERS": "2"}),
-    MapTarget("async-gevent-uwsgi", "uwsgi-gevent"),
-    MapTarget("sync-granian", "granian-sync"),
-    MapTarget("async-quart", "quart-uvicorn"),
+    ConfiguredTarget("sync-gunicorn", "gunicorn-sync"),
+    ConfiguredTarget("async-gevent-gunicorn", "gunicorn-gevent"),
+    ConfiguredTarget("async-gevent-gunicorn", "gunicorn-gevent", {"WORKERS": "2"}),
+    ConfiguredTarget("async-gevent-uwsgi", "uwsgi-gevent"),
+    ConfiguredTarget("sync-granian", "granian-sync"),
+    ConfiguredTarget("async-quart", "quart-uvicorn"),
 )
 BY_LABEL = {target.label: target for target in TARGETS}
 

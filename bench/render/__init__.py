@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from bench.render import bench, bookstore, incidents, labs, latency, map, slowclients, yourapp
+from bench.render import bench, bookstore, incidents, labs, latency, map, recommend, slowclients, yourapp
 from bench.results import store
 
 # Each mode's renderer: a module with render(out, loaded). bench.py draws make bench, sweep and overload.
@@ -25,6 +25,7 @@ RENDERERS: dict[str, ModuleType] = {
     "bookstore": bookstore,
     "incidents": incidents,
     "yourapp": yourapp,
+    "recommend": recommend,
 }
 
 

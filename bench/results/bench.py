@@ -53,6 +53,8 @@ class BenchResult(Loaded):
     rerun_reference: bool = False  # slow_api alone measured again for the re-runs, not one of its runs
     label: str | None = None  # make map: the target's name on the map
     settings: dict[str, str] | None = None  # the environment its scenario started with (make map, VARIANT=)
+    placement: str | None = None  # make recommend: the app on "every core" or on "one core" of its own
+    per_core: bool = False  # make recommend: one process per core
     roles: dict[str, Any] | None = None  # where each role ran (bench/containers/roles.py, describe_roles)
     reference_rps: float | None = None  # slow_api alone under the same load, client and repeat
     vs_reference: float | None = None

@@ -36,6 +36,7 @@ RECORD_KINDS: dict[str, type[Record]] = {
     "bookstore": BookstoreResult,
     "incidents": IncidentResult,
     "yourapp": YourAppResult,
+    "recommend": BenchResult,
 }
 Kind = TypeVar("Kind", bound=Record)
 
