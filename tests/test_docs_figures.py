@@ -542,9 +542,13 @@ def test_every_linked_figure_is_in_its_result_set(block: Block) -> None:
     )
 
 
+# Where the main results tables are: the README's, and the page of every way at the tutorial's load.
+MAIN_TABLES = ("README.md", "every-way.md")
+
+
 def test_the_convention_reaches_the_main_tables() -> None:
-    # A check that silently checked nothing would pass forever: the README's results tables must be in it.
-    readme_tables = [block for block in CHECKED if block.path.name == "README.md" and block.kind == "table"]
+    # A check that silently checked nothing would pass forever: the main results tables must be in it.
+    readme_tables = [block for block in CHECKED if block.path.name in MAIN_TABLES and block.kind == "table"]
     assert len(readme_tables) >= 3
     assert sum(1 for block in readme_tables for _ in figures(block)) > 200
 
@@ -563,10 +567,10 @@ def test_every_figure_in_a_named_row_or_sentence_is_checked_against_its_targets(
 
 
 def test_a_changed_number_in_a_real_table_fails(tmp_path: Path) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "every-way.md").read_text(encoding="utf-8")
     table = next(
         b for b in CHECKED
-        if b.path.name == "README.md" and b.kind == "table" and "2026-11-25-repeat3" in b.sets
+        if b.path.name == "every-way.md" and b.kind == "table" and "2026-11-25-repeat3" in b.sets
         and b.lines[0].startswith("| way of serving")
     )  # fmt: skip
     caption_and_table = _caption(readme, table) + "\n".join(table.lines) + "\n"
@@ -735,3 +739,25 @@ def test_every_relative_link_leads_to_a_file_of_the_repository(path: Path) -> No
         if not resolved.exists() or ROOT not in resolved.parents:
             broken.append(link)
     assert not broken, f"{path.relative_to(ROOT)}: links to nothing in the repository: {broken}"
+
+
+def heading_anchors(page: Path) -> set[str]:
+    """The anchors a Markdown page's headings get (GitHub's rule: lower case, punctuation dropped, spaces to -)."""
+    text = re.sub(r"```.*?```", "", page.read_text(), flags=re.DOTALL)
+    headings = re.findall(r"^#+\s+(.*?)\s*$", text, flags=re.M)
+    return {re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-") for heading in headings}
+
+
+@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda path: str(path.relative_to(ROOT)))
+def test_every_link_to_a_heading_names_one_that_exists(path: Path) -> None:
+    """A section moved between pages (the README's depth to docs/) leaves no link to where it was."""
+    text = re.sub(r"```.*?```", "", path.read_text(), flags=re.DOTALL)
+    broken = []
+    for link in MARKDOWN_LINK.findall(text):
+        target, _, anchor = link.partition("#")
+        if not anchor or re.match(r"[a-z]+:", target) or not (target or path.name).endswith(".md"):
+            continue
+        page = (path.parent / target).resolve() if target else path
+        if page.exists() and anchor not in heading_anchors(page):
+            broken.append(link)
+    assert not broken, f"{path.relative_to(ROOT)}: links to headings that are not there: {broken}"
