@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bench.loadgen.vegeta_targets import RequestsFileError, RequestSpec, read_requests, vegeta_json_targets
+from bench.measure import yourapp_load
 from bench.measure.answer_match import mask, same_answer
 
 GOOD = """\
@@ -238,3 +239,20 @@ def test_masking_100_kb_is_quick() -> None:
     assert masked.difference(THIRD) is None  # the token and the date, far apart
     assert time.perf_counter() - started < 2
     assert (masked.masked, masked.stable_bytes) == (2, len(FIRST) - 40 - len("06-03 10:00:01"))
+
+
+def test_each_sample_counts_for_its_innermost_frame_that_names_a_class() -> None:
+    """The playground's classes, the app's own package, any other package by its name; native code only left out."""
+    site = "/usr/local/lib/python3.14/site-packages"
+    collapsed = "\n".join([
+        f'process 1:"gunicorn";handle ({site}/gunicorn/workers/base.py:50);login (/app/flaskr/auth.py:98);'
+        f"check_password_hash ({site}/werkzeug/security.py:120) 6",
+        f'process 1:"gunicorn";handle ({site}/gunicorn/workers/base.py:50);index (/app/flaskr/blog.py:20) 3',
+        f'process 1:"gunicorn";loads ({site}/itsdangerous/serializer.py:10) 1',
+        'process 1:"gunicorn";thread 7 4',  # no Python frame: not counted
+    ])  # fmt: skip
+    found, samples = yourapp_load.app_shares(collapsed)
+    assert samples == 10
+    # Werkzeug's frame is the innermost: the playground's class for it, before the app's frame that called it.
+    assert found == {"Flask and Werkzeug": 0.6, "the app: flaskr": 0.3, "itsdangerous": 0.1}
+    assert yourapp_load.app_shares("") == ({}, 0)

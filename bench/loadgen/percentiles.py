@@ -10,6 +10,12 @@ def nearest_rank(ordered: list[float], share: float) -> float:
     return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
 
 
+def rounded_rank(ordered: list[float], share: float) -> float | None:
+    """nearest_rank in ms to 0.1; None where it falls on a failure (ranked as infinitely slow) or there is none."""
+    value = nearest_rank(ordered, share) if ordered else math.inf
+    return None if math.isinf(value) else round(value, 1)
+
+
 class Percentiles:
     percentiles_ms: dict[int, float]
 

@@ -37,7 +37,7 @@ from datetime import datetime
 from pathlib import Path
 
 from bench.loadgen.hey import error_kind
-from bench.loadgen.percentiles import nearest_rank
+from bench.loadgen.percentiles import rounded_rank
 
 TIMEOUT_SECONDS = 30  # ab's; an answer later than this is a failure ("timeout")
 PERCENTILES = {"p50_ms": 0.5, "p90_ms": 0.9, "p99_ms": 0.99, "p999_ms": 0.999}
@@ -110,11 +110,6 @@ def _rate(count: int, first_ns: int, last_ns: int) -> float:
     return (count - 1) / ((last_ns - first_ns) / 1e9) if count > 1 and last_ns > first_ns else 0.0
 
 
-def _rank(ordered: list[float], share: float) -> float | None:
-    value = nearest_rank(ordered, share)
-    return None if math.isinf(value) else round(value, 1)
-
-
 def parse_results(text: str, rate: float, expected_body: str | None = None) -> OpenLoopResult:
     """The figures of one attack at `rate` from `vegeta encode -to json`; ValueError when there is no result."""
     results = sorted((json.loads(line) for line in text.splitlines() if line.strip()), key=lambda r: r["seq"])
@@ -152,7 +147,7 @@ def parse_results(text: str, rate: float, expected_body: str | None = None) -> O
         success_ratio=round(len(latencies) / len(results), 4),
         status_codes=dict(sorted(statuses.items())),
         failure_kinds=dict(sorted(kinds.items())),
-        percentiles_ms={name: _rank(ordered, share) for name, share in PERCENTILES.items()},
-        max_ms=_rank(ordered, 1.0),
+        percentiles_ms={name: rounded_rank(ordered, share) for name, share in PERCENTILES.items()},
+        max_ms=rounded_rank(ordered, 1.0),
         send_lag_ms_max=round(max(lags) / 1e6, 1),
     )

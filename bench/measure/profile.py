@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.containers.compose import remove_replaced_images
@@ -75,15 +76,21 @@ def python_frames(stack: str) -> bool:
     return any(frame.endswith(")") and ".py:" in frame for frame in stack.split(";"))
 
 
-def shares(collapsed: str) -> tuple[dict[str, float], int]:
-    """Each category's share of the samples with a Python frame, and how many those were. A sample without one is a
-    thread in native code only (granian's Rust threads): py-spy cannot tell its work from its waiting, so it is
-    left out."""
+def sample_counts(collapsed: str, classifier: Callable[[str], str]) -> Counter[str]:
+    """py-spy's collapsed stacks counted by what `classifier` makes of each stack, the samples with a Python frame
+    only. A sample without one is a thread in native code only (granian's Rust threads): py-spy cannot tell its work
+    from its waiting, so it is left out."""
     counts: Counter[str] = Counter()
     for line in collapsed.splitlines():
         stack, _, number = line.rpartition(" ")
         if stack and number.isdigit() and python_frames(stack):
-            counts[classify(stack)] += int(number)
+            counts[classifier(stack)] += int(number)
+    return counts
+
+
+def shares(collapsed: str) -> tuple[dict[str, float], int]:
+    """Each category's share of the samples with a Python frame, and how many those were."""
+    counts = sample_counts(collapsed, classify)
     total = sum(counts.values())
     ordered = [name for name, _ in CATEGORIES] + [OTHER]
     return {name: round(counts[name] / total, 4) for name in ordered if counts[name]} if total else {}, total

@@ -16,7 +16,7 @@ from bench.containers.cgroup import container_cpu_seconds
 from bench.containers.sampler import Sampler
 from bench.containers.yourapp_ways import RunningWay
 from bench.loadgen.hey import error_kind
-from bench.loadgen.percentiles import nearest_rank
+from bench.loadgen.percentiles import rounded_rank
 from bench.loadgen.vegeta_targets import RequestSpec, vegeta_json_targets
 from bench.measure import profile
 from bench.measure.client import build_loadgen_image
@@ -146,18 +146,14 @@ def summarise(
     ordered = sorted(latencies) + [float("inf")] * failures
     answered = len(latencies)
 
-    def rank(values: list[float], share: float) -> float | None:
-        value = nearest_rank(values, share) if values else float("inf")
-        return None if value == float("inf") else round(value, 1)
-
     per_type = {}
     for name in sorted(set(by_type) | set(failed_by_type)):
         ranked = sorted(by_type[name]) + [float("inf")] * failed_by_type[name]
         per_type[name] = {
             "requests": len(ranked),
             "errors": failed_by_type[name],
-            "p50_ms": rank(ranked, 0.5),
-            "p99_ms": rank(ranked, 0.99),
+            "p50_ms": rounded_rank(ranked, 0.5),
+            "p99_ms": rounded_rank(ranked, 0.99),
         }
     return MixResult(
         clients=clients,
@@ -166,8 +162,8 @@ def summarise(
         errors=failures,
         status_codes=dict(sorted(statuses.items())),
         failure_kinds=dict(sorted(kinds.items())),
-        p50_ms=rank(ordered, 0.5),
-        p99_ms=rank(ordered, 0.99),
+        p50_ms=rounded_rank(ordered, 0.5),
+        p99_ms=rounded_rank(ordered, 0.99),
         per_type=per_type,
         cpu_ms_per_request=round(cpu * 1000 / answered, 2) if cpu is not None and answered else None,
         rss_mb_peak=rss_mb,
@@ -231,12 +227,11 @@ def frame_class(frame: str) -> str | None:
 
 
 def app_shares(collapsed: str) -> tuple[dict[str, float], int]:
-    counts: Counter[str] = Counter()
-    for line in collapsed.splitlines():
-        stack, _, number = line.rpartition(" ")
-        if not (stack and number.isdigit() and profile.python_frames(stack)):
-            continue
-        found = next((c for c in map(frame_class, reversed(stack.split(";"))) if c), profile.OTHER)
-        counts[found] += int(number)
+    """Each class's share of the samples with a Python frame (the innermost frame that names one), and their number."""
+
+    def innermost_class(stack: str) -> str:
+        return next((c for c in map(frame_class, reversed(stack.split(";"))) if c), profile.OTHER)
+
+    counts = profile.sample_counts(collapsed, innermost_class)
     total = sum(counts.values())
     return ({name: round(count / total, 3) for name, count in counts.most_common()} if total else {}), total
