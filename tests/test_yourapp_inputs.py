@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bench.loadgen.vegeta_targets import RequestsFileError, RequestSpec, read_requests, vegeta_json_targets
-from bench.measure import yourapp_load
+from bench.measure import yourapp_checks, yourapp_load
 from bench.measure.answer_match import mask, same_answer
 
 GOOD = """\
@@ -256,3 +256,21 @@ def test_each_sample_counts_for_its_innermost_frame_that_names_a_class() -> None
     # Werkzeug's frame is the innermost: the playground's class for it, before the app's frame that called it.
     assert found == {"Flask and Werkzeug": 0.6, "the app: flaskr": 0.3, "itsdangerous": 0.1}
     assert yourapp_load.app_shares("") == ({}, 0)
+
+
+def test_a_blocked_greenlet_s_stack_keeps_the_app_s_frame_however_deep_the_call_under_it() -> None:
+    """gevent's monitor report: where the fix goes is the app's innermost frame, kept in the stack shown even when
+    twenty frames of a library's own sit below it."""
+    library = [f'  File "/usr/local/lib/python3.14/site-packages/lib/m{n}.py", line {n}, in f{n}' for n in range(20)]
+    report = "\n".join([
+        "=" * 40,
+        "+--- <Greenlet at 0x7f: handle> appears to be blocked",
+        '  File "/usr/local/lib/python3.14/site-packages/gunicorn/workers/base.py", line 50, in handle',
+        '  File "/app/flaskr/auth.py", line 98, in login',
+        *library,
+        "=" * 40,
+    ])  # fmt: skip
+    found = yourapp_checks.blocked_greenlets("starting\n" + report)
+    assert found.reports == 1 and found.where == "/app/flaskr/auth.py:98 in login"
+    assert found.stack[0] == found.where and found.stack[-1].endswith("m19.py:19 in f19") and len(found.stack) == 21
+    assert yourapp_checks.blocked_greenlets("no report here") == yourapp_checks.Blocked(0, None, [])

@@ -109,6 +109,9 @@ class Blocked:
     stack: list[str]
 
 
+SHOWN_FRAMES = 12
+
+
 def blocked_greenlets(logs: str) -> Blocked:
     """gevent's monitor reports in the app's logs (GEVENT_MONITOR_THREAD_ENABLE, yourapp/compose.yml): each opens
     with a line of "=" and "... appears to be blocked", then the greenlet's stack, `File "...", line N, in f` lines."""
@@ -122,4 +125,6 @@ def blocked_greenlets(logs: str) -> Blocked:
     # The innermost frame of the app's own code, where the fix goes; else the innermost of any.
     own = [frame for frame in stack if frame.startswith("/app/")]
     innermost = (own or stack)[-1] if stack else None
-    return Blocked(len(reports), innermost, stack[-12:])
+    # The last frames, down from that one at least: a page shows where the fix goes, however deep the call under it.
+    start = min(stack.index(innermost), max(0, len(stack) - SHOWN_FRAMES)) if innermost else 0
+    return Blocked(len(reports), innermost, stack[start:])
