@@ -81,18 +81,29 @@ class RunningScenario:
         build: bool | None = None,
         ready_timeout: float = 300.0,
         environment: dict[str, str] | None = None,
+        files: tuple[Path, ...] = (),
+        project_directory: Path | None = None,
     ) -> None:
+        """`scenario` names the Compose project; its file is the registry's, unless `files` names others (the first
+        the main one), as for the bookstore and the reader's own app, with their own `project_directory`."""
         self.scenario = scenario
-        self.file: Path = compose_file(scenario)
+        self.files = list(files) or [compose_file(scenario)]
+        self.file: Path = self.files[0]
+        self.project_directory = project_directory
         self.build = build if build is not None else builds_on_up()
         self.ready_timeout = ready_timeout
         # Settings the compose file reads, like WORKERS=2, on top of this process's environment.
         self.environment = {**os.environ, **(environment or {})}
         self._seen: dict[str, bool] = {}  # service -> whether this machine's /proc shows its processes
 
+    def project_options(self) -> list[str]:
+        """Compose's options that name the project: the scenario's name is the project's, so scenarios never share
+        containers or networks."""
+        directory = ["--project-directory", str(self.project_directory)] if self.project_directory else []
+        return ["--project-name", self.scenario, *directory, *(o for f in self.files for o in ("--file", str(f)))]
+
     def compose(self, *args: str, check: bool = True, timeout: float | None = 900) -> subprocess.CompletedProcess[str]:
-        # The scenario's name is the project name, so scenarios never share containers or networks.
-        command = [*compose_command(), "--project-name", self.scenario, "--file", str(self.file), *args]
+        command = [*compose_command(), *self.project_options(), *args]
         if not args or args[0] not in READ_ONLY:
             self._ids = None  # it may start, replace or remove containers
         result = subprocess.run(

@@ -310,7 +310,7 @@ class RolesScenario(RunningScenario):
         self.building = [name for name, service in model["services"].items() if service.get("build")]
 
     def _compose_plain(self, *args: str) -> subprocess.CompletedProcess[str]:
-        command = [*compose_command(), "--project-name", self.scenario, "--file", str(self.file), *args]
+        command = [*compose_command(), *self.project_options(), *args]
         result = _run(command, cwd=ROOT, env=self.environment, timeout=120)
         if result.returncode != 0:
             raise ScenarioError(f"{' '.join(command)} failed:\n{result.stderr}")
@@ -322,8 +322,7 @@ class RolesScenario(RunningScenario):
     def compose(
         self, *args: str, check: bool = True, timeout: float | None = 900, engine: Engine | None = None
     ) -> subprocess.CompletedProcess[str]:
-        files = ["--file", str(self.file), "--file", str(self.override_file)]
-        command = [*compose_command(), "--project-name", self.scenario, *files, *args]
+        command = [*compose_command(), *self.project_options(), "--file", str(self.override_file), *args]
         if not args or args[0] not in READ_ONLY:
             self._ids = None  # as RunningScenario.compose: the containers may change
         environment = (engine or self.roles.server).environment(self.environment)

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from bench.containers.compose import RunningScenario, ScenarioError, compose_command
+from bench.containers.compose import RunningScenario, ScenarioError
 from bench.containers.scenarios import ROOT
 from bench.containers.yourapp_image import last_line
 
@@ -86,36 +85,12 @@ class RunningWay(RunningScenario):
     the Compose project yourapp-<way>."""
 
     def __init__(self, way: Way, environment: dict[str, str], services: Path | None = None) -> None:
-        project = f"yourapp-{way.name}"
-        self.way = way
-        self.files = [COMPOSE_FILE, *([services.resolve()] if services else [])]
-        # Not the registry's: the fields RunningScenario's methods read, set here.
-        self.scenario = project
-        self.file = COMPOSE_FILE
-        self.build = False
-        self.ready_timeout = 300.0
         profile = {"COMPOSE_PROFILES": "nginx"} if way.nginx else {}
-        self.environment = {**os.environ, **environment, **profile, "YOURAPP_SERVER": way.command}
-        self._seen = {}
-
-    def compose(self, *args: str, check: bool = True, timeout: float | None = 900) -> subprocess.CompletedProcess[str]:
-        files = [option for path in self.files for option in ("--file", str(path))]
-        command = [
-            *compose_command(),
-            "--project-name",
-            self.scenario,
-            "--project-directory",
-            str(ROOT / "yourapp"),
-            *files,
-            *args,
-        ]
-        self._ids = None
-        result = subprocess.run(
-            command, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=self.environment
-        )
-        if check and result.returncode != 0:
-            raise ScenarioError(f"{' '.join(command)} failed:\n{result.stdout}{result.stderr}")
-        return result
+        super().__init__(
+            f"yourapp-{way.name}", build=False, environment={**environment, **profile, "YOURAPP_SERVER": way.command},
+            files=(COMPOSE_FILE, *([services.resolve()] if services else [])), project_directory=ROOT / "yourapp",
+        )  # fmt: skip
+        self.way = way
 
     def up(self) -> None:
         """Up and healthy; else ScenarioError in one line: the app's last words (its import error, its set-up's),

@@ -12,7 +12,7 @@ from typing import Any
 import requests
 import yaml
 
-from bench.containers.compose import RunningScenario, builds_on_up
+from bench.containers.compose import RunningScenario
 from bench.containers.postgres import count_statements, query
 from bench.containers.scenarios import ROOT, Target, target_fields
 
@@ -66,11 +66,10 @@ class BookstoreScenario(RunningScenario):
     without its data volume: a million authors take minutes to generate, and the volume is the user's."""
 
     def __init__(self, environment: dict[str, str], services: list[str]) -> None:
-        # RunningScenario's own settings, without looking the name up: the first start generates the data.
-        self.scenario, self.file, self.build, self.ready_timeout = SCENARIO, COMPOSE_FILE, builds_on_up(), 1800.0
-        # The ladder's profile: its services are started only when named, and removed with the rest at the end.
-        self.environment = {**os.environ, **environment, "COMPOSE_PROFILES": "ladder"}
-        self._seen = {}  # RunningScenario.sees_processes asks once per service
+        # Named by its file, not looked up; the first start generates the data. The ladder's profile: its services
+        # are started only when named, and removed with the rest at the end.
+        ladder = {**environment, "COMPOSE_PROFILES": "ladder"}
+        super().__init__(SCENARIO, ready_timeout=1800.0, environment=ladder, files=(COMPOSE_FILE,))
         self.started = services  # and Postgres, which they depend on: only what is measured is built and started
         self.paused: set[str] = set()
 
