@@ -118,8 +118,10 @@ def cpu_probe(before: float, after: float) -> CpuProbe:
 class Run:
     """One run of the mode: the app, its requests, the result set, and what was learnt along the way."""
 
-    def __init__(self, options: argparse.Namespace, source: AppSource, requests: list[RequestSpec]) -> None:
-        self.options, self.source, self.requests = options, source, requests
+    def __init__(
+        self, options: argparse.Namespace, source: AppSource, requests: list[RequestSpec], ways: list[Way]
+    ) -> None:
+        self.options, self.source, self.requests, self.ways = options, source, requests, ways
         self.clients = [int(value) for value in options.clients.split()]
         self.environment = {
             "YOURAPP_IMAGE": source.image,
@@ -132,6 +134,9 @@ class Run:
         self.results = ResultSet("make yourapp", "yourapp", options.argv, options.out, suffix=f"-yourapp-{source.name}")
         self.failures: list[str] = []
         self.expected: list[Expected] = []
+        # Each request type's cost on the first of COSTS_ON among the ways asked for, else the first.
+        served = [way.name for way in self.ways if not way.reference]
+        self.costs_way = next((name for name in COSTS_ON if name in served), served[0] if served else None)
 
     def did_not_start(self, way: Way, problem: str) -> None:
         print(f"  {way.name} {problem}", flush=True)
@@ -171,15 +176,6 @@ class Run:
                     progress.done += 1
         if start.problem:
             self.did_not_start(way, start.problem)
-
-    @property
-    def costs_way(self) -> str | None:
-        chosen = [way.name for way in self.ways if not way.reference]
-        return next((name for name in COSTS_ON if name in chosen), chosen[0] if chosen else None)
-
-    @property
-    def ways(self) -> list[Way]:
-        return choose(self.options.ways.split(",") if self.options.ways else None)
 
     def request_costs(self, running: RunningWay) -> None:
         print(f"  what each request type costs alone, on {running.way.name}", flush=True)
@@ -227,6 +223,7 @@ class Run:
 
 
 def run(options: argparse.Namespace) -> int:
+    ways = choose(options.ways.split(",") if options.ways else None)  # an unknown name before minutes of building
     try:
         requests = read_requests(options.requests)
         folder = fetch_flaskr() if options.example == "flaskr" else options.app
@@ -243,7 +240,7 @@ def run(options: argparse.Namespace) -> int:
     except AppError as error:
         print(error, file=sys.stderr)
         return 1
-    this = Run(options, source, requests)
+    this = Run(options, source, requests, ways)
     this.results.metadata |= {
         "app": source.name,
         "callable": this.environment["YOURAPP_CALLABLE"],
@@ -255,7 +252,6 @@ def run(options: argparse.Namespace) -> int:
         "clients": this.clients,
         "repeat": options.repeat,
     }
-    ways = this.ways
     loaded = [way for way in ways if not way.reference]
     progress = Progress(len(loaded) * len(this.clients) * options.repeat)
     print("the development server, asked each request twice: the answers every way must give", flush=True)
