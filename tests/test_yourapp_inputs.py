@@ -274,3 +274,12 @@ def test_a_blocked_greenlet_s_stack_keeps_the_app_s_frame_however_deep_the_call_
     assert found.reports == 1 and found.where == "/app/flaskr/auth.py:98 in login"
     assert found.stack[0] == found.where and found.stack[-1].endswith("m19.py:19 in f19") and len(found.stack) == 21
     assert yourapp_checks.blocked_greenlets("no report here") == yourapp_checks.Blocked(0, None, [])
+
+
+def test_an_unknown_way_is_one_line_before_anything_is_built(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.modes import yourapp as mode
+
+    with pytest.raises(SystemExit, match=r"^unknown way no-such-way; choose among: .*gunicorn-threads"):
+        app = Path(__file__).parent / "yourapp_app"
+        mode.main(["--app", str(app), "--requests", str(app / "requests.txt"), "--ways", "no-such-way"])
+    assert "building" not in capsys.readouterr().out
