@@ -174,4 +174,6 @@ def check(claim: Claim) -> bool:
 
 
 def claims_in(text: str) -> list[Claim]:
+    """The claims of a page's text; one shown as code (an example, in backticks or a code block) is none."""
+    text = re.sub(r"```.*?```|`[^`]*`", "", text, flags=re.S)
     return [Claim.parse(found) for found in CLAIM.findall(text)]
