@@ -549,7 +549,7 @@ MAIN_TABLES = ("README.md", "every-way.md")
 def test_the_convention_reaches_the_main_tables() -> None:
     # A check that silently checked nothing would pass forever: the main results tables must be in it.
     readme_tables = [block for block in CHECKED if block.path.name in MAIN_TABLES and block.kind == "table"]
-    assert len(readme_tables) >= 3
+    assert len(readme_tables) >= 2
     assert sum(1 for block in readme_tables for _ in figures(block)) > 200
 
 
