@@ -42,6 +42,7 @@ from pathlib import Path
 import pytest
 
 from bench.render.bench import summarise
+from bench.render.bench_rows import row_key
 from bench.results import upgrade
 from bench.results.bench import BenchResult
 
@@ -426,7 +427,7 @@ def summarised(runs: list[dict]) -> list[dict]:
 
 def _load(record: dict) -> tuple:
     """What summarise groups runs by: one row per target and load."""
-    return tuple(record[key] for key in ("scenario", "target", "n", "c", "delay", "client"))
+    return row_key(BenchResult.from_json(upgrade.bench_record(record)))
 
 
 Index = dict[str, dict[str, list[float]]]  # target (or SET_WIDE) -> kind -> values

@@ -51,14 +51,20 @@ class Row:
         return self.record.ok
 
 
+def row_key(record: BenchResult) -> tuple[object, ...]:
+    """What makes a row: the target (as configured: make map's and make recommend's label, and where the app ran)
+    under one load."""
+    return (record.scenario, record.target, record.label, record.placement, record.n, record.c, record.delay,
+            record.cpu_units, record.client)  # fmt: skip
+
+
 def summarise(records: list[BenchResult]) -> list[Row]:
     """One row per target and load: with repeats (REPEAT=k), the run with the median throughput, and the
     spread of all k runs beside it. A load that failed in any run shows that failure. A run measured again
     because the CPU moved (RERUN=k) counts by its re-run only, and the reference re-measured for it is not a row."""
-    groups: dict[tuple[str, str, int, int, float, str], list[BenchResult]] = {}
+    groups: dict[tuple[object, ...], list[BenchResult]] = {}
     for record in counted(records):
-        key = (record.scenario, record.target, record.n, record.c, record.delay, record.client)
-        groups.setdefault(key, []).append(record)
+        groups.setdefault(row_key(record), []).append(record)
     summary = []
     for runs in groups.values():
         steadiness = shared.steadiness(run.cpu_probe for run in runs)
@@ -80,11 +86,11 @@ def with_overlaps(row: Row, summary: list[Row]) -> Row:
     """Two targets under the same load whose ranges of throughput overlap are not told apart by this run."""
     if row.spread is None or row.runs == 1:
         return row
-    load = (row.record.n, row.record.c)
+    load = row_key(row.record)[3:]  # where the app ran, and the load
     overlapping = [
         other.record.target
         for other in summary
-        if other is not row and other.spread is not None and (other.record.n, other.record.c) == load
+        if other is not row and other.spread is not None and row_key(other.record)[3:] == load
         and other.spread.low <= row.spread.high and row.spread.low <= other.spread.high
     ]  # fmt: skip
     return replace(row, within_spread_of=overlapping)
