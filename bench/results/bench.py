@@ -55,6 +55,7 @@ class BenchResult(Loaded):
     settings: dict[str, str] | None = None  # the environment its scenario started with (make map, VARIANT=)
     placement: str | None = None  # make recommend: the app on "every core" or on "one core" of its own
     per_core: bool = False  # make recommend: one process per core
+    cpusets: dict[str, str] | None = None  # make recommend, on one core: each role's cores (bench/containers/roles.py)
     roles: dict[str, Any] | None = None  # where each role ran (bench/containers/roles.py, describe_roles)
     reference_rps: float | None = None  # slow_api alone under the same load, client and repeat
     vs_reference: float | None = None
