@@ -7,7 +7,6 @@ two), in its own volume, removed at the end. Every expected answer is computed h
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import subprocess
@@ -26,7 +25,7 @@ import requests
 import yaml
 
 from bench.containers import postgres
-from bench.containers.compose import RunningScenario, builds_on_up, compose_command
+from bench.containers.compose import RunningScenario, compose_command
 from bench.containers.scenarios import ROOT, Target, interpolate
 from tests.hostile_framing import BOOKSTORE_APP, assert_framing_answered
 
@@ -95,18 +94,14 @@ def expected_author(i: int) -> dict[str, Any]:
 class Bookstore(RunningScenario):
     """bookstore.yml as a RunningScenario, named by its file: the scenario registry may not list it."""
 
-    def __init__(self) -> None:  # RunningScenario's, without looking the name up in the registry
-        self.scenario = "bookstore"
-        self.file = COMPOSE_FILE
-        self.build = builds_on_up()
-        self.ready_timeout = 600  # a cold build of the six images, the PyPy one with gevent from source
-        self._seen = {}  # RunningScenario.sees_processes asks once per service
-        self.environment = {
-            **os.environ,
+    def __init__(self) -> None:
+        settings = {
             "BOOKSTORE_SCALE": str(SCALE),
             "POSTGRES_STATEMENT_TIMEOUT": str(STATEMENT_TIMEOUT),
             "COMPOSE_PROFILES": "ladder",  # the ladder's rungs too: each must serve the same JSON
         }
+        # A cold build of the six images takes long, the PyPy one with gevent from source.
+        super().__init__("bookstore", ready_timeout=600, environment=settings, files=(COMPOSE_FILE,))
 
     def psql(self, sql: str) -> str:
         result = self.compose("exec", "-T", "postgres", "psql", "-U", "postgres", "-d", "bookstore", "-At", "-c", sql)
