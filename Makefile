@@ -98,13 +98,13 @@ yourapp: $(VENV_READY) ## your own Flask app served every way, verified, loaded,
 	  $(if $(OUT),--out $(OUT))
 
 test-fast: $(VENV_READY) ## the tests that need no Docker (where Chromium is not installed, the page tests run it in a container)
-	$(PYTHON) -m pytest -m "not docker"
+	$(PYTHON) -m pytest -m "not docker" -n auto
 
-# The tests without Docker first, stopping at the first failure; then every image built once, a few at a time, and
-# the tests in Docker start each stack from them (BUILD_IMAGES=0) instead of building at every start; the scenarios'
-# tests on two engines at once where a second can be started here (tests/two_engines.py).
+# The tests without Docker first, on every core (pytest-xdist), stopping at the first failure; then every image built
+# once, a few at a time, and the tests in Docker start each stack from them (BUILD_IMAGES=0) instead of building at
+# every start; the scenarios' tests on two engines at once where a second can be started here (tests/two_engines.py).
 test: lint ## lint, the tests without Docker (stop at the first failure), every image built once (make images), then every test in Docker
-	$(PYTHON) -m pytest -m "not docker" -x
+	$(PYTHON) -m pytest -m "not docker" -x -n auto
 	$(PYTHON) -m bench.containers.images
 	BUILD_IMAGES=0 $(PYTHON) -m tests.two_engines
 

@@ -188,7 +188,7 @@ if not BUILD:  # every stack this run starts, the modes' too: RunningScenario re
 # The test that runs tests/test_scenarios.py's tests of engines.SCENARIOS_ON_THE_UNSEEN_ENGINE against an engine this
 # machine cannot see: where it runs, those scenarios' tests are not run a second time here, on this machine's engine
 # (the same images, the same tests; the processes read through the engine there, here for every other scenario).
-ON_THE_UNSEEN_ENGINE = "tests/test_hosts.py::test_make_test_fast_and_two_scenarios_tests_pass_against_that_engine"
+ON_THE_UNSEEN_ENGINE = "tests/test_hosts.py::test_the_engine_s_tests_and_two_scenarios_tests_pass_against_that_engine"
 
 
 def scenario_of(item: pytest.Item) -> str | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import resource
 import shutil
 import socket
@@ -225,14 +226,27 @@ def test_an_engine_whose_processes_this_machine_cannot_see_is_sampled_through_it
         )
 
 
-# What of `make test` runs against that engine as on Docker Desktop: the tests without Docker, and every test of
-# these scenarios (the tutorial's gevent worker and its threads; tests/conftest.py does not run them here again).
+# What of `make test` runs against that engine as on Docker Desktop: the tests without Docker in files that call the
+# engine or a host tool, and every test of these scenarios (the tutorial's gevent worker and its threads;
+# tests/conftest.py does not run them here again).
 SCENARIOS_THERE = engines.SCENARIOS_ON_THE_UNSEEN_ENGINE
 HOST_TOOLS = (*HOST_LOADGENS, "chromium", "chromedriver")
+# The rest of the tests without Docker (renderers, parsers, the docs' figures, the apps as processes) run Python on
+# files alone, the same on any engine. Run with docker and the tools off PATH, those that failed or skipped (ab, hey
+# and wrk against slow_api, Compose's config, the pages in Chromium, wrk's script) were all in the files this picks.
+CALLS_ENGINE_OR_TOOL = re.compile(
+    r"shutil\.which|\[\"docker\"|[^_.]docker\(|chromium|tool_beside_a_server|compose_command|RolesScenario"
+    r"|RunningScenario\(|build_loadgen_image|DOCKER_HOST|sees_processes|doctor\."
+)
+
+
+def files_calling_the_engine_or_a_tool() -> list[str]:
+    tests = sorted((ROOT / "tests").glob("test_*.py"))
+    return [str(path.relative_to(ROOT)) for path in tests if CALLS_ENGINE_OR_TOOL.search(path.read_text())]
 
 
 @pytest.mark.docker
-def test_make_test_fast_and_two_scenarios_tests_pass_against_that_engine(unseen_engine, tmp_path: Path) -> None:
+def test_the_engine_s_tests_and_two_scenarios_tests_pass_against_that_engine(unseen_engine, tmp_path: Path) -> None:
     """As on Docker Desktop: `docker` reaches an engine whose processes this machine cannot see, 127.0.0.1 reaches
     its published ports, and ab, hey, wrk, vegeta, chromium and chromedriver are not on PATH. The tests run in the
     engine's network namespace, whose loopback has its published ports as Docker Desktop forwards them to the Mac's.
@@ -250,8 +264,15 @@ def test_make_test_fast_and_two_scenarios_tests_pass_against_that_engine(unseen_
         "TESTS_BUILD": "0", "TESTS_SCENARIOS": " ".join(SCENARIOS_THERE),
     }  # fmt: skip
     in_namespace = ["nsenter", f"--net=/var/run/netns/{unseen_engine.name}", sys.executable, "-m", "pytest"]
-    # make test-fast, and the scenarios' tests beside it: the two share nothing but the machine's cores.
-    selections = {"make test-fast": ["-m", "not docker"], "the scenarios' tests": ["tests/test_scenarios.py"]}
+    # Those tests without Docker, and the scenarios' tests beside them: the two share nothing but the machine's cores.
+    selections = {
+        "the tests without Docker that call the engine or a tool": [
+            "-m",
+            "not docker",
+            *files_calling_the_engine_or_a_tool(),
+        ],
+        "the scenarios' tests": ["tests/test_scenarios.py"],
+    }
     running = {
         name: subprocess.Popen(
             [*in_namespace, "-p", "no:cacheprovider", "-q", "-rs", *selection],
