@@ -102,11 +102,11 @@ test-fast: $(VENV_READY) ## the tests that need no Docker (where Chromium is not
 
 # The tests without Docker first, on every core (pytest-xdist), stopping at the first failure; then every image built
 # once, a few at a time, and the tests in Docker start each stack from them (BUILD_IMAGES=0) instead of building at
-# every start; the scenarios' tests on two engines at once where a second can be started here (tests/two_engines.py).
+# every start; the scenarios' tests behind the others, on two more engines at a low CPU weight (tests/in_docker.py).
 test: lint ## lint, the tests without Docker (stop at the first failure), every image built once (make images), then every test in Docker
 	$(PYTHON) -m pytest -m "not docker" -x -n auto
 	$(PYTHON) -m bench.containers.images
-	BUILD_IMAGES=0 $(PYTHON) -m tests.two_engines
+	BUILD_IMAGES=0 $(PYTHON) -m tests.in_docker
 
 images: $(VENV_READY) ## build every image of every scenario, labs and bookstore included, each once, three at a time
 	$(PYTHON) -m bench.containers.images

@@ -38,6 +38,8 @@ class ExtraEngine:
     pid_namespace: bool = False
     subnet: str = SUBNET  # another range lets these engines run beside another test's
     resolver: RefusingResolver | None = field(default=None, repr=False)
+    # Its daemons, and its containers' cgroups (dockerd's --cgroup-parent), in this group of low CPU weight.
+    cpu_group: CpuGroup | None = None
 
     @property
     def socket(self) -> str:
@@ -93,6 +95,61 @@ class RefusingResolver:
             self.socket.shutdown(socket.SHUT_RDWR)
         self.socket.close()
         self.thread.join(timeout=5)
+
+
+@dataclass(frozen=True)
+class CpuGroup:
+    """A cgroup whose processes get the CPU only where the machine's others leave it: a low weight against the
+    default one (cgroup v1's cpu.shares, v2's cpu.weight), which counts only when the CPU is contended. Processes
+    join its `host` group; an engine started with it as --cgroup-parent puts each container in a group beside that."""
+
+    name: str
+    path: Path
+
+    def command(self, command: list[str]) -> list[str]:
+        """The command run in the group, with every process it starts: a shell joins it, then runs the command."""
+        procs = self.path / "host" / "cgroup.procs"
+        return ["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", *command]
+
+
+def _cpu_hierarchy() -> tuple[Path, str, int] | None:
+    """Where a CPU group is made, the file of its weight, and the default weight; None where none can be."""
+    if os.geteuid() != 0:
+        return None
+    v1, unified = Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup")
+    if (v1 / "cpu.shares").exists():
+        return v1, "cpu.shares", 1024
+    enabled = unified / "cgroup.subtree_control"
+    if enabled.exists() and "cpu" in enabled.read_text().split():
+        return unified, "cpu.weight", 100
+    return None
+
+
+@contextlib.contextmanager
+def low_cpu_group(name: str, share: float) -> Iterator[CpuGroup | None]:
+    """A CpuGroup of `share` times the default weight while the block runs (None where the machine's cgroups cannot
+    make one); removed afterwards, once the processes in it have ended."""
+    hierarchy = _cpu_hierarchy()
+    if hierarchy is None:
+        yield None
+        return
+    root, weight_file, default = hierarchy
+    path = root / name
+    try:
+        (path / "host").mkdir(parents=True, exist_ok=True)
+        (path / weight_file).write_text(str(max(2, round(default * share))))
+    except OSError:
+        yield None
+        return
+    try:
+        yield CpuGroup(name, path)
+    finally:
+        # Also the groups dockerd made for the containers in cgroup v1's other hierarchies (memory, pids, ...).
+        tops = {path, *Path("/sys/fs/cgroup").glob(f"*/{name}")}
+        groups = [group for top in tops for group in [top, *top.rglob("*")] if group.is_dir()]
+        for group in sorted(groups, key=lambda group: len(group.parts), reverse=True):
+            with contextlib.suppress(OSError):  # a process still in it (one a killed run left): kept
+                group.rmdir()
 
 
 def _run(*command: str) -> subprocess.CompletedProcess[str]:
@@ -179,16 +236,19 @@ def start(engine: ExtraEngine) -> None:
     if engine.pid_namespace:
         _start_in_pid_namespace(engine, netns, config, containerd_socket, run_dir)
         return
+    in_group = engine.cpu_group.command if engine.cpu_group else list
     with containerd_log.open("wb") as log:
         containerd = subprocess.Popen(
-            ["nsenter", f"--net={netns}", "containerd", "--config", str(config)], stdout=log, stderr=log
+            in_group(["nsenter", f"--net={netns}", "containerd", "--config", str(config)]), stdout=log, stderr=log
         )
     engine.processes.append(containerd)
     _wait(containerd_socket.exists, 30, f"containerd of {name}", containerd, containerd_log)
     dockerd_log = engine.data / "dockerd.log"
     with dockerd_log.open("wb") as log:
         dockerd = subprocess.Popen(
-            ["nsenter", f"--net={netns}", *dockerd_command(engine, run_dir, containerd_socket)], stdout=log, stderr=log
+            in_group(["nsenter", f"--net={netns}", *dockerd_command(engine, run_dir, containerd_socket)]),
+            stdout=log,
+            stderr=log,
         )
     engine.processes.append(dockerd)
     answers = lambda: _run("docker", "--host", engine.socket, "version").returncode == 0  # noqa: E731
@@ -197,10 +257,11 @@ def start(engine: ExtraEngine) -> None:
 
 def dockerd_command(engine: ExtraEngine, run_dir: Path, containerd_socket: Path) -> list[str]:
     # --dns: the RefusingResolver on the host side of its veth.
+    parent = ["--cgroup-parent", f"/{engine.cpu_group.name}"] if engine.cpu_group else []
     return [
         "dockerd", "--host", engine.socket, "--data-root", str(engine.data / "docker"),
         "--exec-root", str(run_dir / "exec"), "--pidfile", str(run_dir / "dockerd.pid"),
-        "--containerd", str(containerd_socket), "--dns", engine.host_side,
+        "--containerd", str(containerd_socket), "--dns", engine.host_side, *parent,
     ]  # fmt: skip
 
 
@@ -269,8 +330,13 @@ def stop(engine: ExtraEngine) -> None:
 
 
 @contextlib.contextmanager
-def extra_engines(*names: str, pid_namespace: bool = False, subnet: str = SUBNET) -> Iterator[list[ExtraEngine]]:
-    engines = [ExtraEngine(name, number, [], pid_namespace, subnet) for number, name in enumerate(names, start=1)]
+def extra_engines(
+    *names: str, pid_namespace: bool = False, subnet: str = SUBNET, cpu_group: CpuGroup | None = None
+) -> Iterator[list[ExtraEngine]]:
+    engines = [
+        ExtraEngine(name, number, [], pid_namespace, subnet, cpu_group=cpu_group)
+        for number, name in enumerate(names, start=1)
+    ]
     try:
         for engine in engines:
             start(engine)
