@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -77,6 +78,29 @@ def test_a_pid_that_is_not_the_container_s_is_not_seen() -> None:
     container = "4f" * 32
     assert not sampler.sees_container(os.getpid(), container)  # this test's own process: another cgroup
     assert not sampler.sees_container(2**22 + 1, container)  # above any pid_max: no such process
+
+
+# Another engine on this machine, in a network namespace of its own (tests/in_docker.py runs two), has docker-proxy
+# processes of its own; one of them exiting with its stack is no news about the proxy in front of this client.
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="a network namespace needs root")
+def test_only_the_docker_proxies_of_this_network_namespace_are_this_client_s(tmp_path: Path) -> None:
+    proxy = tmp_path / "docker-proxy"  # its file's name is the process's comm
+    shutil.copy(shutil.which("sleep") or "/bin/sleep", proxy)
+    here = subprocess.Popen([proxy, "30"])
+    elsewhere = subprocess.Popen(["unshare", "--net", proxy, "30"])  # unshare execs: the same pid
+    try:
+        for pid in (here.pid, elsewhere.pid):  # until each runs the copy, not the unshare before it
+            for _ in range(100):
+                if Path(f"/proc/{pid}/comm").read_text().strip() == "docker-proxy":
+                    break
+                time.sleep(0.05)
+        assert {here.pid, elsewhere.pid} <= set(sampler.docker_proxy_pids())
+        mine = sampler.docker_proxy_pids(sampler.this_network())
+        assert here.pid in mine and elsewhere.pid not in mine, (mine, here.pid, elsewhere.pid)
+    finally:
+        for process in (here, elsewhere):
+            process.kill()
+            process.wait()
 
 
 @pytest.mark.docker

@@ -113,14 +113,21 @@ def _machine_ticks() -> tuple[int, int]:
     return sum(values) - idle, sum(values)
 
 
-def docker_proxy_pids() -> list[int]:
-    """The host's docker-proxy processes: each published port's userland proxy, on every request's path."""
+def docker_proxy_pids(network: str | None = None) -> list[int]:
+    """The docker-proxy processes: each published port's userland proxy, on every request's path. With `network` (a
+    /proc/<pid>/ns/net link), only those in that network namespace: a proxy serves its own namespace's 127.0.0.1, and
+    another engine on the machine, in a namespace of its own, has its own proxies, which come and go with its stacks."""
     pids = []
     for comm in Path("/proc").glob("[0-9]*/comm"):
         with contextlib.suppress(OSError):
-            if comm.read_text().strip() == "docker-proxy":
+            if comm.read_text().strip() == "docker-proxy" and network in (None, os.readlink(comm.parent / "ns/net")):
                 pids.append(int(comm.parent.name))
     return pids
+
+
+def this_network() -> str:
+    """This process's network namespace, as docker_proxy_pids takes it."""
+    return os.readlink("/proc/self/ns/net")
 
 
 def alive(pid: int) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 
 from bench.containers import roles
 from bench.containers.compose import SUPPORTING_SERVICES, RunningScenario
-from bench.containers.sampler import EngineSampler, Sampler, alive, docker_proxy_pids
+from bench.containers.sampler import EngineSampler, Sampler, alive, docker_proxy_pids, this_network
 from bench.containers.scenarios import Target
 from bench.loadgen.ceiling import efficiency
 from bench.measure.bench_record import BenchRecord, Measurement, unmeasured_record
@@ -42,10 +42,11 @@ def measure(record: BenchRecord, running: RunningScenario) -> Measurement:
         for service in SUPPORTING_SERVICES
         if service in near and service != target.service
     }
-    # A client on this machine loads the published port: docker-proxy, on the engine's machine, is on the path.
+    # A client on this machine loads the published port: docker-proxy, on the engine's machine, is on the path; here,
+    # the engine's proxies are the ones of the client's 127.0.0.1.
     proxied = client.place == "host"
     if proxied and local:
-        others["docker-proxy"] = docker_proxy_pids()
+        others["docker-proxy"] = docker_proxy_pids(this_network())
     loadgen_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     sampler: Sampler | EngineSampler = (
         Sampler(server_pid, postgres_pid, others)
