@@ -1,20 +1,23 @@
 """The tests in Docker, what `make test` runs after `make images`, in two parts at once.
 
-In front, on this machine's engine, one after another: the files that load the machine (benchmarks, 300 clients at
-once, bursts of CPU work, events timed against a load) and assert what a server does under that load. Run beside each
-other at the same CPU weight on two cores, some of them failed: the bookstore's PyPy target timed out connecting to
-Postgres, a deploy with a short grace period lost nothing because its long requests came late.
+In front, on this machine's engine, one after another: the files that load the machine (benchmarks, bursts of CPU
+work, events timed against a load) and assert what a server does under that load. Run beside each other at the same
+CPU weight on two cores, some of them failed: a deploy with a short grace period lost nothing because its long
+requests came late.
 
 Behind them, the tests of every scenario (tests/test_scenarios.py), which mostly wait (on delays, healthchecks,
 stops), split between two more engines, each started here in a network namespace of its own (tests/engines.py), with
-files whose checks hold beside another test. Those engines, their containers and their pytest run in a cgroup of low
-CPU weight: they get the CPU the front leaves idle (it waits on slow_api, restarts and grace periods: the machine was
-30 to 50 % busy while it ran alone) and give it back whenever the front needs it. Every scenario publishes its ports on
-127.0.0.1; in each engine's namespace 127.0.0.1 is another loopback.
+files whose checks hold beside another test (the bookstore's among them). Those engines, their containers and their
+pytest run in a cgroup of low CPU weight: they get the CPU the front leaves idle (it waits on slow_api, restarts and
+grace periods: the machine was 30 to 50 % busy while it ran alone) and give it back whenever the front needs it. Every
+scenario publishes its ports on 127.0.0.1; in each engine's namespace 127.0.0.1 is another loopback.
 
-The other engines build nothing (their namespaces reach no package index): they get the images from this machine's
-engine, half a minute each, while the front runs. Without root, without ip, nsenter, dockerd and containerd, or where
-no cgroup of low CPU weight can be made, every test runs on this machine's engine, one after another.
+A test that fails while the other part runs is run again once both have ended, alone, and must pass then.
+
+The other engines build nothing (their namespaces reach no package index): the first gets the images from this
+machine's engine, the second from the first, half a minute each, while the front runs. Without root, without ip,
+nsenter, dockerd and containerd, or where no cgroup of low CPU weight can be made, every test runs on this machine's
+engine, one after another.
 
     python -m tests.in_docker [pytest options]
 """
@@ -36,6 +39,7 @@ from bench.containers.compose import ScenarioError
 from bench.containers.images import app_images
 from bench.containers.sampler import SAMPLER_IMAGE
 from bench.containers.scenarios import REGISTRY, ROOT, SCENARIOS
+from bench.measure import profile
 from bench.measure.client import build_loadgen_image
 from tests import engines
 
@@ -65,8 +69,9 @@ LOADGENS = ("ab", "hey", "wrk")
 
 def images_to_copy() -> list[str]:
     """Every image the other engines' tests may start: the apps' (make images built them), the ones the scenarios run
-    as they are, and the load generators' (built here first if missing)."""
-    return [*app_images(list(REGISTRY)), *RUN_AS_THEY_ARE, *(build_loadgen_image(tool) for tool in LOADGENS)]
+    as they are, and the tools' (built here first if missing): the load generators' and `make bookstore`'s profiler."""
+    tools = [*(build_loadgen_image(tool) for tool in LOADGENS), profile.build_image()]
+    return [*app_images(list(REGISTRY)), *RUN_AS_THEY_ARE, *tools]
 
 
 def pytest_command(options: list[str], cache: Path | None, *selection: str) -> list[str]:

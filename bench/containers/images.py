@@ -132,10 +132,11 @@ def stage_tags(image: str, recipe: tuple[str, str, dict[str, str]]) -> dict[str,
 SOURCE_LABEL = "org.flask-playground.dockerfile"
 
 
-def build_on_first_use(image: str, dockerfile: str, context: str) -> str:
-    """Build a tool's image (its Dockerfile copies nothing from `context`) unless the engine has it built from this
-    very Dockerfile already: built once per engine, and a copy from another engine is used as it is. Its tag."""
-    digest = hashlib.sha256((ROOT / dockerfile).read_bytes()).hexdigest()[:16]
+def build_on_first_use(image: str, dockerfile: str, context: str, copied: tuple[str, ...] = ()) -> str:
+    """Build a tool's image unless the engine has it built from this very Dockerfile and these files of `context` it
+    copies already: built once per engine, and a copy from another engine (one that reaches no package index) is used
+    as it is. Its tag."""
+    digest = hashlib.sha256(b"".join((ROOT / name).read_bytes() for name in (dockerfile, *copied))).hexdigest()[:16]
     label = '{{index .Config.Labels "' + SOURCE_LABEL + '"}}'
     found = subprocess.run(["docker", "image", "inspect", "--format", label, image], capture_output=True, text=True)
     if found.returncode == 0 and found.stdout.strip() == digest:

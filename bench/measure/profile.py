@@ -13,16 +13,12 @@ server starts. It reads CPython only: PyPy is not profiled."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 
-from bench.containers.compose import remove_replaced_images
+from bench.containers.images import build_on_first_use
 
 IMAGE = "flask-playground/py-spy"
-HERE = Path(__file__).parent
 RATE = 200  # samples per second per thread: a few thousand in a few seconds, for shares to a percent or so
 
 # By the path of a frame's file: the first category whose marker it holds. C code (psycopg's, the json encoder's)
@@ -97,10 +93,9 @@ def shares(collapsed: str) -> tuple[dict[str, float], int]:
 
 
 def build_image() -> str:
-    build = ["docker", "build", "--quiet", "--tag", IMAGE, "--file", str(HERE / "Dockerfile-py-spy"), str(HERE)]
-    subprocess.run(build, check=True, capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"})
-    remove_replaced_images()
-    return IMAGE
+    return build_on_first_use(
+        IMAGE, "bench/measure/Dockerfile-py-spy", "bench/measure", ("bench/measure/profile_server.py",)
+    )
 
 
 def command(container: str, seconds: int, rate: int = RATE) -> list[str]:
