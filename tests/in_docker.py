@@ -58,8 +58,8 @@ CPU_GROUP = "playground-tests-behind"
 # Of the default CPU weight: 1/8 leaves the front at least about nine tenths of the CPU when both want all of it.
 BEHIND_SHARE = 0.125
 # A test that fails while the other part runs is run once more when nothing else does, and must pass then: sharing two
-# cores, a check of time can miss by what the other part took (behind a burst of CPU work in front, a 0.4 s answer took
-# 4.7 s). More than this many failed in a part is not the sharing: those fail as they are.
+# cores, a check of time can miss by what the other part took (behind, an answer of 0.4 s once took 4.7 s). More than
+# this many failed in a part is not the sharing: those fail as they are.
 MOST_RUN_AGAIN = 10
 # Images a scenario runs without building them (its `image:` has no `build:`), the one the harness reads the
 # machine's facts with, and the load generators'.

@@ -103,6 +103,24 @@ def test_only_the_docker_proxies_of_this_network_namespace_are_this_client_s(tmp
             process.wait()
 
 
+# What `make test` runs its parts behind in (tests/in_docker.py): two busy loops on one core, one in the group, get
+# the CPU in about the ratio of their weights, 8 to 1; at the same weight they would share it half and half.
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("taskset"), reason="a cgroup needs root")
+def test_a_process_in_a_low_cpu_group_gets_the_cpu_only_where_the_others_leave_it() -> None:
+    busy = [sys.executable, "-c", "import time\nend = time.monotonic() + 2\nwhile time.monotonic() < end: pass"]
+    with engines.low_cpu_group("playground-test-low-weight", 1 / 8) as group:
+        if group is None:
+            pytest.skip("no cgroup of CPU weight can be made here")
+        low = subprocess.Popen(group.command(["taskset", "--cpu-list", "0", *busy]))
+        normal = subprocess.Popen(["taskset", "--cpu-list", "0", *busy])
+        used = {}
+        for name, process in (("low", low), ("normal", normal)):
+            _, status, usage = os.wait4(process.pid, 0)  # its CPU time, which Popen.wait does not give
+            process.returncode = os.waitstatus_to_exitcode(status)
+            used[name] = usage.ru_utime + usage.ru_stime
+    assert used["normal"] > 3 * used["low"], used
+
+
 @pytest.mark.docker
 def test_the_host_engine_s_container_is_seen_and_its_cgroup_read_here_and_through_the_engine(
     monkeypatch: pytest.MonkeyPatch,
