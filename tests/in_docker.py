@@ -55,14 +55,15 @@ BEHIND = {
 NAMES = tuple(BEHIND)  # their veth names, `<name>-h` and `<name>-n`, have at most 15 characters
 SUBNET = "10.233"  # tests/test_roles.py (10.231) and tests/test_hosts.py (10.232) start theirs beside these
 CPU_GROUP = "playground-tests-behind"
-# Of the default CPU weight: 1/8 leaves the front at least about nine tenths of the CPU when both want all of it.
+# Of the default CPU weight: where both parts want all of a core, the front gets about eight parts of nine (a busy
+# loop beside one in the group, tests/test_hosts.py: 85 %, the group's having started first).
 BEHIND_SHARE = 0.125
 # A test that fails while the other part runs is run once more when nothing else does, and must pass then: sharing two
 # cores, a check of time can miss by what the other part took (behind, an answer of 0.4 s once took 4.7 s). More than
 # this many failed in a part is not the sharing: those fail as they are.
 MOST_RUN_AGAIN = 10
-# Images a scenario runs without building them (its `image:` has no `build:`), the one the harness reads the
-# machine's facts with, and the load generators'.
+# Images a scenario runs without building them (its `image:` has no `build:`), and the one the harness reads the
+# machine's facts with.
 RUN_AS_THEY_ARE = ("postgres:17", "nginx:1.26", "httpd:2.4", SAMPLER_IMAGE)
 LOADGENS = ("ab", "hey", "wrk")
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.containers.compose import docker
 from bench.modes import yourapp
 from bench.results.store import load
 from bench.results.yourapp import YourAppResult
@@ -118,10 +119,13 @@ def test_an_app_that_does_not_start_is_one_line(
 def test_a_requirement_that_does_not_install_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pins = tmp_path / "requirements.txt"
     pins.write_text("flask==0.0.0\n")
+    containers = set(docker("ps", "--all", "--quiet").split())
     status, output = run_mode(capsys, "--app", str(HERE), "--requests", str(HERE / "requests.txt"), "--requirements",
                               str(pins), "--out", str(tmp_path / "o"))  # fmt: skip
     assert status == 1
     assert output.strip().splitlines()[-1] == f"{HERE}: flask==0.0.0 does not install on Python 3.14 (PYTHON_VERSION=)"
+    # The failed step's container is gone with it (the legacy builder keeps it, stopped, unless told not to).
+    assert set(docker("ps", "--all", "--quiet").split()) <= containers
 
 
 @pytest.mark.docker

@@ -146,10 +146,12 @@ def build_app_image(source: AppSource) -> str:
     servers = build_servers_image(source.python)
     dockerfile = app_dockerfile(source, servers)
     digest = hashlib.sha256(dockerfile.encode()).hexdigest()[:12]
+    # --force-rm: a requirement that does not install leaves no stopped container of the failed step behind.
     command = [
         "docker",
         "build",
         "--quiet",
+        "--force-rm",
         "--label",
         f"org.flask-playground.yourapp={digest}",
         "--tag",
