@@ -97,14 +97,18 @@ yourapp: $(VENV_READY) ## your own Flask app served every way, verified, loaded,
 	  $(if $(REPEAT),--repeat $(REPEAT)) $(if $(SECONDS),--seconds $(SECONDS)) $(if $(HEALTH),--health $(HEALTH)) \
 	  $(if $(OUT),--out $(OUT))
 
+# The tests that measure the scheduler or time run after the pool, one after another: beside its other workers (one
+# autogroup of the kernel's) a busy loop got a third of what it gets alone.
 test-fast: $(VENV_READY) ## the tests that need no Docker (where Chromium is not installed, the page tests run it in a container)
-	$(PYTHON) -m pytest -m "not docker" -n auto
+	$(PYTHON) -m pytest -m "not docker and not timing" -n auto
+	$(PYTHON) -m pytest -m "timing and not docker"
 
 # The tests without Docker first, on every core (pytest-xdist), stopping at the first failure; then every image built
 # once, a few at a time, and the tests in Docker start each stack from them (BUILD_IMAGES=0) instead of building at
 # every start; the scenarios' tests behind the others, on two more engines at a low CPU weight (tests/in_docker.py).
 test: lint ## lint, the tests without Docker (stop at the first failure), every image built once (make images), then every test in Docker
-	$(PYTHON) -m pytest -m "not docker" -x -n auto
+	$(PYTHON) -m pytest -m "not docker and not timing" -x -n auto
+	$(PYTHON) -m pytest -m "timing and not docker" -x
 	$(PYTHON) -m bench.containers.images
 	BUILD_IMAGES=0 $(PYTHON) -m tests.in_docker
 

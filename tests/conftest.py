@@ -4,6 +4,7 @@ and small HTTP load clients."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import shutil
@@ -210,6 +211,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if left:
         config.hook.pytest_deselected(items=left)
         items[:] = [item for item in items if item not in left]
+
+
+# Where tests/in_docker.py asks for it: each failed test's first line of failure, one JSON line each, for the record
+# of what was run again alone and why.
+FAILURES_FILE = os.environ.get("TESTS_FAILURES_FILE")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if FAILURES_FILE and report.failed:
+        crash = getattr(report.longrepr, "reprcrash", None)
+        message = crash.message if crash is not None else str(report.longrepr).strip().splitlines()[-1:]
+        line = {"test": report.nodeid, "when": report.when, "message": str(message)[:600]}
+        with open(FAILURES_FILE, "a") as failures:
+            failures.write(json.dumps(line) + "\n")
 
 
 @pytest.fixture(scope="module", params=SCENARIOS)

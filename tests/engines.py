@@ -25,7 +25,8 @@ from pathlib import Path
 
 # A private range nothing else on the machine uses (checked before use): one /30 per engine.
 SUBNET = "10.231"
-STATE = Path("/var/lib/playground-engines")  # on the same filesystem as /var/lib/docker: overlay2 works there
+STATE = Path("/var/lib/playground-engines")
+CGROUP_PARENT = "TESTS_CGROUP_PARENT"  # on the same filesystem as /var/lib/docker: overlay2 works there
 
 
 @dataclass
@@ -101,27 +102,50 @@ class RefusingResolver:
 class CpuGroup:
     """A cgroup whose processes get the CPU only where the machine's others leave it: a low weight against the
     default one (cgroup v1's cpu.shares, v2's cpu.weight), which counts only when the CPU is contended. Processes
-    join its `host` group; an engine started with it as --cgroup-parent puts each container in a group beside that."""
+    join its `host` group; an engine started with it as --cgroup-parent puts each container in a group beside that.
+    cgroup v1 counts CPU time in another hierarchy (cpuacct): the group is made there too, and read there."""
 
-    name: str
+    name: str  # its path under the hierarchy's root: "playground-tests-behind" or "playground-tests-behind/pg-second"
     path: Path
+    accounting: Path  # where its CPU time is read: v1's cpuacct group of the same name, v2's the group itself
 
     def command(self, command: list[str]) -> list[str]:
         """The command run in the group, with every process it starts: a shell joins it, then runs the command."""
-        procs = self.path / "host" / "cgroup.procs"
-        return ["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", *command]
+        joins = " && ".join(f"echo $$ > {group / 'host' / 'cgroup.procs'}" for group in {self.path, self.accounting})
+        return ["sh", "-c", f'{joins} && exec "$@"', "sh", *command]
+
+    def child(self, name: str) -> CpuGroup:
+        """A group inside this one, at the default weight within it: its processes and containers share this one's
+        weight with its other children, and their CPU time is read apart."""
+        group = CpuGroup(f"{self.name}/{name}", self.path / name, self.accounting / name)
+        for path in {group.path, group.accounting}:
+            (path / "host").mkdir(parents=True, exist_ok=True)
+        return group
+
+    def cpu_seconds(self) -> float:
+        """The CPU time its processes and containers have used so far."""
+        return cpu_seconds_of(self.accounting)
 
 
-def _cpu_hierarchy() -> tuple[Path, str, int] | None:
-    """Where a CPU group is made, the file of its weight, and the default weight; None where none can be."""
+def cpu_seconds_of(group: Path) -> float:
+    """A cgroup's CPU time so far: cgroup v1's cpuacct.usage (ns), v2's cpu.stat usage_usec."""
+    if (group / "cpuacct.usage").exists():
+        return int((group / "cpuacct.usage").read_text()) / 1e9
+    stat = dict(line.split() for line in (group / "cpu.stat").read_text().splitlines())
+    return int(stat["usage_usec"]) / 1e6
+
+
+def _cpu_hierarchy() -> tuple[Path, str, int, Path] | None:
+    """Where a CPU group is made, the file of its weight, the default weight, and where CPU time is counted; None
+    where none can be."""
     if os.geteuid() != 0:
         return None
     v1, unified = Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup")
-    if (v1 / "cpu.shares").exists():
-        return v1, "cpu.shares", 1024
+    if (v1 / "cpu.shares").exists() and (unified / "cpuacct" / "cpuacct.usage").exists():
+        return v1, "cpu.shares", 1024, unified / "cpuacct"
     enabled = unified / "cgroup.subtree_control"
     if enabled.exists() and "cpu" in enabled.read_text().split():
-        return unified, "cpu.weight", 100
+        return unified, "cpu.weight", 100, unified
     return None
 
 
@@ -133,16 +157,19 @@ def low_cpu_group(name: str, share: float) -> Iterator[CpuGroup | None]:
     if hierarchy is None:
         yield None
         return
-    root, weight_file, default = hierarchy
+    root, weight_file, default, accounting = hierarchy
+    # A run held inside a group of its own (a CPU quota around the whole suite, docs/tests.md) makes its groups there.
+    name = "/".join(filter(None, (os.environ.get(CGROUP_PARENT, "").strip("/"), name)))
     path = root / name
     try:
-        (path / "host").mkdir(parents=True, exist_ok=True)
+        for group in {path, accounting / name}:
+            (group / "host").mkdir(parents=True, exist_ok=True)
         (path / weight_file).write_text(str(max(2, round(default * share))))
     except OSError:
         yield None
         return
     try:
-        yield CpuGroup(name, path)
+        yield CpuGroup(name, path, accounting / name)
     finally:
         # Also the groups dockerd made for the containers in cgroup v1's other hierarchies (memory, pids, ...).
         tops = {path, *Path("/sys/fs/cgroup").glob(f"*/{name}")}
@@ -334,7 +361,8 @@ def extra_engines(
     *names: str, pid_namespace: bool = False, subnet: str = SUBNET, cpu_group: CpuGroup | None = None
 ) -> Iterator[list[ExtraEngine]]:
     engines = [
-        ExtraEngine(name, number, [], pid_namespace, subnet, cpu_group=cpu_group)
+        # Each engine in a group of its own inside `cpu_group`: they share its weight, each one's CPU time read apart.
+        ExtraEngine(name, number, [], pid_namespace, subnet, cpu_group=cpu_group.child(name) if cpu_group else None)
         for number, name in enumerate(names, start=1)
     ]
     try:

@@ -104,6 +104,7 @@ class TestFlaskApp:
     def test_rejects_bad_cpu(self, client, cpu: str) -> None:
         assert_rejects_bad_cpu(client, cpu)
 
+    @pytest.mark.timing
     def test_more_cpu_units_take_more_cpu_time(self, client) -> None:
         """?cpu= is work done in this process: its CPU time grows with the units (wide margins)."""
         from cpu_work import ms_per_unit

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from bench.containers import roles
+from bench.containers import cgroup, roles
 from bench.containers.compose import RunningScenario, ScenarioError
 from bench.containers.scenarios import load_targets
 from bench.loadgen import h2load
@@ -162,26 +163,45 @@ def test_gunicorn_serves_the_streams_of_one_http2_connection_one_after_another()
 
 
 # mod_wsgi 6's per-interpreter GIL: one daemon process, its requests spread over four sub interpreters, runs Python on
-# both cores at once, where one interpreter (one GIL) runs one request's Python at a time. Here, not among the
-# scenarios' tests: those run beside another test, which would take the second core.
+# both cores at once, where one interpreter (one GIL) runs one request's Python at a time. Measured as what it does, the
+# process's CPU time over the wall time of eight CPU-bound requests at once, not as a speed against one request alone:
+# measured against a lone request's time, beside the parts behind it came to 0.83 of eight lone requests where it had
+# to be under 0.75, and passed alone. Here, not among the scenarios' tests: those run beside another test.
 @pytest.mark.docker
 def test_mod_wsgi_s_sub_interpreters_with_their_own_gil_run_python_on_two_cores_at_once() -> None:
-    with RunningScenario("sync-mod-wsgi-subinterpreters"):
+    available = cores_two_busy_processes_get()
+    if available < 1.6:
+        pytest.skip(f"two busy processes got {available:.2f} cores here: the claim needs a machine that gives two")
+    with RunningScenario("sync-mod-wsgi-subinterpreters") as running:
         (target,) = load_targets("sync-mod-wsgi-subinterpreters")
+        container = running.container_ids()[target.service]
+        answered = lambda _: requests.get(target.url + "?delay=0&cpu=300", timeout=60)  # noqa: E731
+        answered(0)  # each interpreter's first request loads the app: not in the measure
+        before, started = cgroup.container_cpu_seconds(container), time.monotonic()
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(answered, range(8)))
+        after, seconds = cgroup.container_cpu_seconds(container), time.monotonic() - started
+    assert all(answer.status_code == 200 for answer in answers), answers
+    assert before is not None and after is not None, "the container's CPU time could not be read"
+    # One GIL: at most one core of Python at a time, about 1.0 with Apache's own work. Four interpreters on two
+    # cores: above 1.3 (a request now and then shares an interpreter with another, chosen at random).
+    cores = (after - before) / seconds
+    print(f"{cores:.2f} cores of Python at once; two busy processes got {available:.2f}")
+    assert cores > 1.3, f"{cores:.2f} cores on average over {seconds:.1f} s; two busy processes got {available:.2f}"
 
-        def answered_in(requests_at_once: int) -> float:
-            started = time.monotonic()
-            with ThreadPoolExecutor(requests_at_once) as pool:
-                answers = list(pool.map(lambda _: requests.get(target.url + "?delay=0&cpu=300", timeout=60),
-                                        range(requests_at_once)))  # fmt: skip
-            assert all(answer.status_code == 200 for answer in answers), answers
-            return time.monotonic() - started
 
-        alone = min(answered_in(1) for _ in range(3))
-        eight = answered_in(8)
-    # One GIL: eight times one request's time at least. Four interpreters on two cores: about half of it (a request
-    # now and then shares an interpreter with another, chosen at random).
-    assert eight < 0.75 * 8 * alone, (eight, alone)
+def cores_two_busy_processes_get(seconds: float = 1.0) -> float:
+    """The cores this machine gives two busy processes now: their CPU time over the wall time."""
+    loop = f"import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass"
+    busy = [sys.executable, "-c", loop]
+    started = time.monotonic()
+    processes = [subprocess.Popen(busy) for _ in range(2)]
+    used = 0.0
+    for process in processes:
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        used += usage.ru_utime + usage.ru_stime
+    return used / (time.monotonic() - started)
 
 
 @pytest.mark.docker

@@ -27,6 +27,7 @@ import yaml
 from bench.containers import postgres
 from bench.containers.compose import RunningScenario, compose_command
 from bench.containers.scenarios import ROOT, Target, interpolate
+from tests.cpu_share import premise_checked
 from tests.hostile_framing import BOOKSTORE_APP, assert_framing_answered
 
 pytestmark = pytest.mark.docker
@@ -249,6 +250,7 @@ def test_hostile_framing_gets_2xx_4xx_or_a_close_never_a_5xx(bookstore: Bookstor
 
 
 @pytest.mark.parametrize("target", TARGET_PARAMS)
+@premise_checked
 def test_300_clients_stay_within_the_pools(bookstore: Bookstore, target: Target) -> None:
     sessions = postgres.session_counter(bookstore)
     # The list with the largest offset this data set allows: the slowest statement here, at 300 clients at once.
@@ -337,6 +339,7 @@ def app_statements_waiting(bookstore: Bookstore, query_like: str) -> dict[str, i
     return {line.split("|")[0]: int(line.split("|")[1]) for line in rows.splitlines()}
 
 
+@premise_checked
 def test_an_abandoned_query_stops_at_the_statement_timeout(bookstore: Bookstore) -> None:
     # On every target at once: a page whose client gives up after 1 s (the abandoned query: nothing tells Postgres
     # its client has gone) and an author whose client waits (the answer a timed-out statement gets).
@@ -381,6 +384,7 @@ def test_an_abandoned_query_stops_at_the_statement_timeout(bookstore: Bookstore)
     print(f"abandoned statements in Postgres: {waiting[0]} ... {waiting[-1]} (s, count)")
 
 
+@premise_checked
 def test_the_wait_for_a_load_s_last_queries_reads_them_here_or_asks_postgres(
     bookstore: Bookstore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -418,6 +422,7 @@ def send_reads(pool: ThreadPoolExecutor, target: Target, count: int) -> list[Fut
     return [pool.submit(get_status, url(target, "/author/1"), timeout=60) for _ in range(count)]
 
 
+@premise_checked
 def test_the_healthcheck_answers_while_the_pool_is_busy(bookstore: Bookstore) -> None:
     # The targets that hold more requests than their pool's connections: with every pooled connection of every
     # process busy in a slow statement, GET /health still answers within Docker's 2 s. (A thread server has as
@@ -450,6 +455,7 @@ def test_the_healthcheck_answers_while_the_pool_is_busy(bookstore: Bookstore) ->
     print(f"pools full after {saturated:.1f} s; then {statuses}")
 
 
+@premise_checked
 def test_writes_under_load_lose_nothing(bookstore: Bookstore) -> None:
     run = uuid.uuid4().hex[:12]
     acknowledged: dict[int, str] = {}
@@ -497,6 +503,7 @@ def test_writes_under_load_lose_nothing(bookstore: Bookstore) -> None:
     print(f"{len(acknowledged)} writes acknowledged, {len(lost)} answers lost to the client's timeout")
 
 
+@premise_checked
 def test_postgres_restart_under_load(bookstore: Bookstore) -> None:
     answers: list[tuple[float, Target, int, str]] = []
     checks: list[tuple[float, Target, int, str]] = []  # GET /health, on its own connection

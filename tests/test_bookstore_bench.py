@@ -392,7 +392,11 @@ def test_a_tiny_bookstore_run_makes_a_valid_set(
         assert measured["ok"], measured
         assert (measured["clients"], measured["db_clients"], measured["repeat"]) == (8, 8, 1), measured
         # Its own sessions (the other target, paused, keeps its pool's open): its pool and a health check's a process.
-        assert 1 <= measured["pg_busy_peak"] <= 8 and measured["pg_sessions_peak"] <= 16 + measured["workers"], measured
+        # Busy: the 8 clients' and, where Docker's healthcheck ran a query meanwhile, its own (a CI run: 9, the
+        # healthcheck slower beside another part's load).
+        most_busy = 8 + measured["workers"]
+        assert 1 <= measured["pg_busy_peak"] <= most_busy, measured
+        assert measured["pg_sessions_peak"] <= 16 + measured["workers"], measured
         assert measured["rps"] > 5 and measured["pgbench_tps"] > 5, measured
         assert measured["vs_database"] == pytest.approx(measured["rps"] / measured["pgbench_tps"], abs=0.001)
         # Every acknowledged write is in the database, looked up by its marker; a row without its 201 was in

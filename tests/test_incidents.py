@@ -194,13 +194,22 @@ def test_recycled_workers_lose_nothing_on_gunicorn() -> None:
 
 
 @pytest.mark.docker
-@pytest.mark.parametrize(("event", "loses"), [("deploy-long", False), ("deploy-long-short-grace", True)])
-def test_a_deploy_during_long_requests_loses_them_only_with_a_short_grace_period(event: str, loses: bool) -> None:
-    """The two-copy deploy behind Nginx during 3 s requests: Compose's stop waits for them with the 35 s grace
-    period, and cuts them with 1 s."""
+@pytest.mark.parametrize(("event", "cuts"), [("deploy-long", False), ("deploy-long-short-grace", True)])
+def test_a_deploy_during_long_requests_cuts_them_only_with_a_short_grace_period(event: str, cuts: bool) -> None:
+    """The two-copy deploy behind Nginx during 3 s requests, begun once a round of them is in flight: Compose's stop
+    waits for them with the 35 s grace period, nothing lost; with 1 s Docker kills each old copy with requests still
+    running. A cut GET is lost or, as Nginx sends it again to the other copy (proxy_next_upstream), answered after at
+    least the grace and one more request: longer than any request the 35 s deploy took (3.2 s in the committed set,
+    5.9 s with the short grace)."""
     record = measured("nginx-deploy-gevent", event)
-    assert (record["failed"] > 0) == loses, record["failed_by_kind"]
+    in_flight = record["in_flight_at_event"]
+    assert in_flight >= SMALL.clients // 2, f"premise: {in_flight} requests in flight when the deploy began, {record}"
     assert record["serves_after"] and record["event_result"]["did"].count("recreated") == 2, record
+    if cuts:
+        cut = record["failed"] > 0 or record["longest_s"] >= incidents.LONG_REQUEST + incidents.GRACE_SHORT
+        assert cut, (record["failed_by_kind"], record["longest_s"])
+    else:
+        assert record["failed"] == 0, record["failed_by_kind"]
 
 
 # The bookstore's small data set (conftest.py's small_volume) and a load with writes: 20 clients, 0.1 s apart.

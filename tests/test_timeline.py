@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.server
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -140,3 +141,77 @@ def test_a_refused_port_is_counted_and_not_hammered() -> None:
     assert summary["failed_by_kind"].keys() == {"refused"}
     # Each client pauses after an error: at most one try per pause, per client.
     assert summary["failed"] <= 2 * (0.5 / timeline.PAUSE_AFTER_ERROR + 1)
+
+
+class SlowHandler(Handler):
+    """Each answer after LONG s, on a kept-alive connection: requests in rounds, as `make incidents`' long ones."""
+
+    LONG = 0.6
+
+    def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+        time.sleep(self.LONG)
+        body = b"fine"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_an_event_waits_for_a_round_of_requests_just_sent() -> None:
+    """Planned just before the first round ends, the event waits for the next round to be sent: at its moment every
+    client has a request in flight sent at most 0.1 s before, where a fixed moment would find the old round ending."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url, clients = f"http://127.0.0.1:{server.server_address[1]}/", 4
+        wanted = timeline.InFlight(clients, sent_within=0.1, limit=3.0)
+        result = timeline.run(url, clients, 2.0, "fine", event_at=0.5, event=lambda: {"did": "x"}, in_flight=wanted)
+    finally:
+        server.shutdown()
+        server.server_close()
+    at = result.event_at
+    assert at is not None and at >= SlowHandler.LONG, (at, result.waited_for_in_flight)
+    in_flight = [request for request in result.requests if request.started <= at < request.ended]
+    assert len(in_flight) == clients and all(at - request.started <= 0.1 for request in in_flight), (at, in_flight)
+
+
+class ClosingHandler(Handler):
+    """Closes every connection right after its answer without saying so, as uWSGI's HTTP router does."""
+
+    def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+        self.server.answered = 2  # type: ignore[attr-defined]  # Handler closes where answered % 3 == 2
+        super().do_GET()
+
+
+class KeepingHandler(Handler):
+    """Keeps every connection alive."""
+
+    def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+        self.server.answered = 0  # type: ignore[attr-defined]
+        super().do_GET()
+
+
+def test_a_server_that_closes_after_every_answer_gets_a_connection_per_request() -> None:
+    """The warm-up finds the server closing each kept-alive connection after its answer (make incidents' keeps_alive):
+    the load then says `Connection: close` and opens one per request, racing no close; against a server that keeps
+    them, it keeps them."""
+    from bench.modes.incidents import keeps_alive
+
+    found = {}
+    for name, handler in (("closing", ClosingHandler), ("keeping", KeepingHandler)):
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        server.answered = 0  # type: ignore[attr-defined]
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}/"
+            warm = timeline.run(url, 4, 0.5, "fine")
+            found[name] = keeps_alive(warm)
+            load = timeline.run(url, 4, 0.5, "fine", keep_alive=found[name])
+        finally:
+            server.shutdown()
+            server.server_close()
+        summary = timeline.summarize(load)
+        assert summary["failed"] == 0 and summary["sent"] > 20, (name, summary["failed_by_kind"])
+        if name == "closing":
+            assert load.closed_after_answers == 0 and load.resent == 0, load  # no connection reused, none raced
+    assert found == {"closing": False, "keeping": True}, found

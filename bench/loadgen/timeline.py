@@ -69,6 +69,10 @@ class Timeline:
     requests: list[Request]
     seconds: float  # how long clients kept sending new requests
     resent: int = 0  # requests sent again on a new connection after a closed kept-alive one (STALE_SECONDS)
+    waited_for_in_flight: float | None = None  # seconds the event waited past its moment for InFlight (None: did not)
+    # Kept-alive connections the server closed right after an answer, without `Connection: close`: found closed
+    # before their next request, or failing at once with it (resent). A server that does so closes every one.
+    closed_after_answers: int = 0
     event_at: float | None = None
     event_done_at: float | None = None
     event: dict[str, Any] = field(default_factory=dict)  # what the event callable returned: what it did, to whom
@@ -107,6 +111,25 @@ def dropped(connection: http.client.HTTPConnection) -> bool:
 Requests = Callable[[int], Exchange]
 
 
+@dataclass(frozen=True)
+class InFlight:
+    """What an event waits for past its planned moment: at least `requests` requests in flight, counted by the clients
+    (sent, no answer yet), each sent at most `sent_within` s before (None: any). A fixed moment is luck on a slow or
+    busy machine: a round of long requests answered late is not yet sent again when the event comes, and a deploy
+    meant to cut them finds none. Waits at most `limit` s; whether it got there is the record's in-flight count."""
+
+    requests: int
+    sent_within: float | None = None
+    limit: float = 10.0
+
+    def wait(self, load: ClosedLoopClients) -> float:
+        """Until the requests are in flight, or `limit` s; the seconds waited."""
+        waiting = load.now()
+        while load.in_flight(self.sent_within) < self.requests and load.now() < waiting + self.limit:
+            time.sleep(0.002)
+        return round(load.now() - waiting, 3)
+
+
 class ClosedLoopClients:
     """`clients` threads, each sending GET `url` (or what `requests` gives it) one after another on its own
     keep-alive connection, `pause` seconds apart, until `seconds` have passed since the start; a request in flight
@@ -121,6 +144,7 @@ class ClosedLoopClients:
         timeout: float = 10.0,
         requests: Requests | None = None,
         pause: float = 0.0,
+        keep_alive: bool = True,
     ) -> None:
         parts = urlsplit(url)
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
@@ -131,18 +155,22 @@ class ClosedLoopClients:
         self.started = 0.0
         self.per_client: list[list[Request]] = [[] for _ in range(clients)]
         self.resent = [0] * clients
+        self.keep_alive = keep_alive
+        self.closed_after_answers = [0] * clients
+        self.sending_since: list[float | None] = [None] * clients  # when each client's request in flight was sent
         self._threads: list[threading.Thread] = []
 
     def now(self) -> float:
         return time.monotonic() - self.started
 
     def exchange(self, connection: http.client.HTTPConnection, request: Exchange) -> str:
+        headers = request.headers if self.keep_alive else {**request.headers, "Connection": "close"}
         try:
-            connection.request(request.method, request.path, body=request.body, headers=request.headers)
+            connection.request(request.method, request.path, body=request.body, headers=headers)
             response = connection.getresponse()
             body = response.read()
             outcome = request.judge(response.status, body)
-            if response.will_close:
+            if response.will_close or not self.keep_alive:
                 connection.close()
             return outcome
         except (OSError, http.client.HTTPException) as error:
@@ -155,19 +183,30 @@ class ClosedLoopClients:
         try:
             while self.now() < self.seconds:
                 if dropped(connection):
+                    self.closed_after_answers[index] += 1
                     connection.close()
                 reused = connection.sock is not None
                 request = self.requests(index)
                 started = self.now()
+                self.sending_since[index] = started
                 outcome = self.exchange(connection, request)
                 stale = outcome == RESET and reused and self.now() - started < STALE_SECONDS
+                if stale:
+                    self.closed_after_answers[index] += 1
                 if stale and request.safe_to_resend:
                     self.resent[index] += 1
                     outcome = self.exchange(connection, request)
                 kept.append(Request(round(started, 4), round(self.now(), 4), outcome))
+                self.sending_since[index] = None
                 time.sleep(PAUSE_AFTER_ERROR if outcome != OK else self.pause)
         finally:
             connection.close()
+
+    def in_flight(self, sent_within: float | None = None) -> int:
+        """How many requests are in flight now (sent, not yet ended); with `sent_within`, only those sent at most that
+        many seconds ago."""
+        oldest = -1.0 if sent_within is None else self.now() - sent_within
+        return sum(1 for since in list(self.sending_since) if since is not None and since >= oldest)
 
     def start(self) -> None:
         self.started = time.monotonic()
@@ -193,13 +232,19 @@ def run(
     timeout: float = 10.0,
     requests: Requests | None = None,
     pause: float = 0.0,
+    in_flight: InFlight | None = None,
+    keep_alive: bool = True,
 ) -> Timeline:
-    """The load, with `event` called once `event_at` seconds in (from this thread, while the clients go on)."""
-    load = ClosedLoopClients(url, clients, seconds, expected_body, timeout, requests, pause)
+    """The load, with `event` called once `event_at` seconds in (from this thread, while the clients go on), and,
+    with `in_flight`, not before that many requests are in flight. Without `keep_alive`, each request on a connection
+    of its own, `Connection: close` said."""
+    load = ClosedLoopClients(url, clients, seconds, expected_body, timeout, requests, pause, keep_alive)
     load.start()
     timeline = Timeline([], seconds)
     if event is not None and event_at is not None:
         time.sleep(max(0.0, event_at - load.now()))
+        if in_flight is not None:
+            timeline.waited_for_in_flight = in_flight.wait(load)
         timeline.event_at = round(load.now(), 4)
         try:
             timeline.event = event()
@@ -212,6 +257,7 @@ def run(
             timeline.event_at = round(timeline.event.pop("at") - load.started, 4)
     timeline.requests = load.join()
     timeline.resent = sum(load.resent)
+    timeline.closed_after_answers = sum(load.closed_after_answers)
     return timeline
 
 
@@ -276,6 +322,7 @@ def summarize(timeline: Timeline, baseline_seconds: float = 3.0, bin_seconds: fl
     summary |= {
         "event_at_s": event_at,
         "event_done_at_s": timeline.event_done_at,
+        **({"event_waited_for_in_flight_s": timeline.waited_for_in_flight} if timeline.waited_for_in_flight else {}),
         "in_flight_at_event": len(in_flight),
         "failed_in_flight_at_event": sum(request.failed for request in in_flight),
         "failed_before_event": sum(request.failed for request in requests if request.ended < event_at),

@@ -1,0 +1,138 @@
+"""Whether a check of time had the machine's CPU, and the check made again where the other parts of `make test` had it.
+
+`make test` runs the tests in Docker in parts at once (tests/in_docker.py): in front at the default CPU weight, behind
+on two more engines in a group of low weight. A check of time (an answer within its delay and a margin, a number of
+requests at once within so many rounds, a pool's timeout not reached) made while the other parts kept the cores busy
+measures them, not the server: behind, an answer of 0.4 s once took 4.7 s. So each such check reads, from the
+cgroups, how much CPU the other parts used while it ran. Where it failed while they used more than half the machine,
+its premise (the cores were there for it) did not hold: it is made again after a pause, and said so, in the output and
+in the run's record (REMEASURED). Where it failed while they left the cores free, it fails at once: that is the
+server. Its margins are never widened.
+
+In front, the others are the parts behind (THEIRS: their group's CPU time). Behind, they are everything but this
+part's own group (MINE): the front, the other engine behind, the machine's own daemons. Run alone (neither set),
+there are no others and a failed check fails."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from bench.containers.compose import ScenarioError
+from bench.containers.scenarios import ROOT
+from tests.engines import cpu_seconds_of
+
+MINE, THEIRS = "TESTS_MY_CPU_GROUP", "TESTS_THEIR_CPU_GROUP"
+# Where the others used more than this share of the machine's cores over a stretch of a check, they starved it: behind,
+# at an eighth of their weight, a part gets a ninth of what it asks for while the front asks for both cores.
+MOST_OTHERS = 0.75
+# Seconds before each try again: the front's longest stretches of load (a whole small `make bookstore`) last about two
+# minutes, so the tries reach about four.
+PAUSES = (5.0, 10.0, 20.0, 40.0, 60.0, 80.0)
+REMEASURED = ROOT / ".test-run" / "remeasured.jsonl"
+
+T = TypeVar("T")
+
+
+def machine_busy_seconds() -> float:
+    """CPU time the machine's cores have spent on work so far (/proc/stat: user, nice, system, irq, softirq)."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq = (int(value) for value in fields[:7])
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+def others_cpu_seconds() -> float | None:
+    """The other parts' CPU time so far; None where this part runs alone."""
+    if MINE in os.environ:
+        return machine_busy_seconds() - cpu_seconds_of(Path(os.environ[MINE]))
+    if THEIRS in os.environ:
+        return cpu_seconds_of(Path(os.environ[THEIRS]))
+    return None
+
+
+class OthersWatch:
+    """The other parts' CPU while a check runs, in cores: the most over any WINDOW s of it (or over all of it, where
+    it is shorter). An average over a check of half a minute would hide the few seconds of a burst of load in front
+    that starved it."""
+
+    WINDOW, EVERY = 2.0, 0.25
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, float]] = []
+        self.stopped = threading.Event()
+        self.sampler = threading.Thread(target=self._sample, daemon=True)
+        if others_cpu_seconds() is not None:
+            self._take()
+            self.sampler.start()
+
+    def _take(self) -> None:
+        others = others_cpu_seconds()
+        if others is not None:
+            self.samples.append((time.monotonic(), others))
+
+    def _sample(self) -> None:
+        while not self.stopped.wait(self.EVERY):
+            self._take()
+
+    def cores(self) -> float | None:
+        """The most the others used over any WINDOW s so far; None where this part runs alone."""
+        self.stopped.set()
+        if not self.samples:
+            return None
+        self._take()
+        most, first = 0.0, 0
+        for last, (now, used) in enumerate(self.samples):
+            while first < last - 1 and now - self.samples[first + 1][0] >= self.WINDOW:
+                first += 1  # the latest start that still spans a window
+            then, before = self.samples[first]
+            if now > then:
+                most = max(most, (used - before) / (now - then))
+        return most
+
+
+def where_the_cpu_was_there(check: Callable[[], T]) -> T:
+    """`check()`'s result. Where it failed (an assertion, or a stack not healthy in time) while the other parts used
+    more than MOST_OTHERS of the machine, `check()` again after the next of PAUSES, each try recorded. A failure
+    that the others cannot explain, or the last try's, fails."""
+    most = MOST_OTHERS * (os.cpu_count() or 1)
+    for pause in (*PAUSES, None):
+        watch = OthersWatch()
+        try:
+            return check()
+        except (AssertionError, ScenarioError) as failure:  # a check, or a wait for healthy within its time
+            others = watch.cores()
+            if others is None or others <= most or pause is None:
+                if others is not None and others > most:
+                    raise AssertionError(
+                        f"premise not met {len(PAUSES) + 1} times: the other parts used {others:.2f} cores while it"
+                        f" ran, the last time too: {failure}"
+                    ) from failure
+                raise
+            remeasured(others, failure, pause)
+        time.sleep(pause)
+    raise AssertionError("unreachable")  # the last try returns or raises
+
+
+def remeasured(others: float, failure: Exception, pause: float) -> None:
+    test = os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" ", 1)[0]
+    message = " ".join(str(failure).split())[:300]
+    print(f"{test}: the other parts used {others:.2f} cores while it ran; measured again in {pause:g} s: {message}")
+    REMEASURED.parent.mkdir(exist_ok=True)
+    with REMEASURED.open("a") as record:
+        record.write(json.dumps({"test": test, "others_cores": round(others, 2), "failure": message}) + "\n")
+
+
+def premise_checked(test: Callable[..., None]) -> Callable[..., None]:
+    """A test of time made again, whole, where it failed while the other parts had the CPU (where_the_cpu_was_there)."""
+
+    @functools.wraps(test)
+    def made_where_the_cpu_was_there(*args: object, **kwargs: object) -> None:
+        where_the_cpu_was_there(lambda: test(*args, **kwargs))
+
+    return made_where_the_cpu_was_there
