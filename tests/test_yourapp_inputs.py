@@ -1,20 +1,46 @@
 """A requests file in vegeta's targets format read into a mix and written as vegeta's JSON targets, and the masked
-comparison of an answer with the development server's: real files in tmp_path, no Docker."""
+comparison of an answer with the development server's: real files in tmp_path, apps served in this process by
+Werkzeug's development server, the reference's own command as a process of its own; no Docker."""
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+import os
 import random
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import threading
 import time
+import uuid
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from flask import Flask, Response, make_response, redirect, url_for
+from itsdangerous import TimestampSigner, URLSafeTimedSerializer
+from werkzeug.serving import make_server
 
+from bench.containers import yourapp_ways
 from bench.loadgen.vegeta_targets import RequestsFileError, RequestSpec, read_requests, vegeta_json_targets
 from bench.measure import yourapp_checks, yourapp_load
 from bench.measure.answer_match import mask, same_answer
+from bench.measure.yourapp_checks import (
+    Answer,
+    AnswerParts,
+    Expected,
+    difference,
+    expected_answers,
+    first_difference,
+    reference_round,
+)
 
 GOOD = """\
 # The blog's mix. Any comment that is not ours is left alone.
@@ -129,9 +155,10 @@ def spec(method: str, target: str, weight: int = 1, body: bytes = b"", headers: 
 def test_json_targets_spread_the_weights() -> None:
     a, b, c = spec("GET", "/a", 3), spec("GET", "/b"), spec("GET", "/c", 2)
     lines = vegeta_json_targets([a, b], "http://web:8000").splitlines()
-    assert [json.loads(line)["url"] for line in lines] == ["http://web:8000/" + name for name in "aaba"]
+    # Each URL ends in its request's fragment (#line-N, never sent): the path before it is the request's.
+    assert [json.loads(line)["url"].split("#")[0] for line in lines] == ["http://web:8000/" + name for name in "aaba"]
     lines = vegeta_json_targets([a, b, c], "http://web:8000").splitlines()
-    targets = [json.loads(line)["url"][-1] for line in lines]
+    targets = [json.loads(line)["url"].split("#")[0][-1] for line in lines]
     assert Counter(targets) == {"a": 3, "b": 1, "c": 2}
     # Any stretch of the list is about the mix: each request within one of its share in every prefix.
     for end in range(1, len(targets) + 1):
@@ -145,10 +172,10 @@ def test_json_targets_carry_headers_and_the_body_in_base64() -> None:
     text = vegeta_json_targets([spec("POST", "/api?x=1", 1, body, headers), spec("GET", "/")], "http://web:8000/")
     assert text.endswith("}\n") and text.count("\n") == 2  # vegeta drops a last target without its "\n"
     post, get = map(json.loads, text.splitlines())
-    assert post["method"] == "POST" and post["url"] == "http://web:8000/api?x=1"
+    assert post["method"] == "POST" and post["url"] == "http://web:8000/api?x=1#line-1"
     assert post["header"] == {"X-Trace": ["a", "b"], "Content-Type": ["application/octet-stream"]}
     assert base64.b64decode(post["body"], validate=True) == body
-    assert get == {"method": "GET", "url": "http://web:8000/"}
+    assert get == {"method": "GET", "url": "http://web:8000/#line-1"}
 
 
 def page(token: str, date: str, change: tuple[bytes, bytes] | None = None) -> bytes:
@@ -225,6 +252,7 @@ def test_same_answer_looks_at_the_status_first() -> None:
     assert same_answer(302, masked, 302, b"") == f"at byte 0: expected {FIRST[:40]!r}..., got the end"
 
 
+@pytest.mark.timing
 def test_masking_100_kb_is_quick() -> None:
     first = page("a1" * 20, "2025-06-03 10:00:01")
     second = page("b2" * 20, "2025-06-03 10:00:01")  # only the 40-character token differs
@@ -238,7 +266,279 @@ def test_masking_100_kb_is_quick() -> None:
     masked = mask(FIRST, SECOND)
     assert masked.difference(THIRD) is None  # the token and the date, far apart
     assert time.perf_counter() - started < 2
-    assert (masked.masked, masked.stable_bytes) == (2, len(FIRST) - 40 - len("06-03 10:00:01"))
+    # The date masked whole: its year too, which the two answers shared and a way asked next year would not.
+    assert (masked.masked, masked.stable_bytes) == (2, len(FIRST) - 40 - len("2025-06-03 10:00:01"))
+
+
+# --- What the development server's answers say of a way's: whole tokens, two set-ups, the headers, the line ----------
+
+
+def csrf_token(raw: str, signed_at: int, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A CSRF token as Flask-WTF writes one: its random raw token, signed with the second it was made (itsdangerous's
+    URLSafeTimedSerializer, salt "wtf-csrf-token"): base64 parts joined by "." ("-" and "_" within them)."""
+    monkeypatch.setattr(TimestampSigner, "get_timestamp", lambda self: signed_at)
+    return URLSafeTimedSerializer("a test app's secret", salt="wtf-csrf-token").dumps(raw)
+
+
+def form_page(token: str) -> bytes:
+    return (
+        '<form method="post">\n  <input id="csrf_token" name="csrf_token" type="hidden" value="' + token + '">\n'
+        '  <label for="name">Name</label> <input id="name" name="name" type="text">\n</form>\n'
+    ).encode()
+
+
+def test_a_difference_masks_the_whole_token_it_falls_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The development server's two answers, asked in the same second, share their tokens' middle part (the time
+    they were signed): kept as a literal, a way asked a second later never matched ("expected b'Yw.'")."""
+    raw = [hashlib.sha1(str(n).encode()).hexdigest() for n in range(3)]
+    first = form_page(csrf_token(raw[0], 1_795_000_000, monkeypatch))
+    second = form_page(csrf_token(raw[1], 1_795_000_000, monkeypatch))
+    later = form_page(csrf_token(raw[2], 1_795_000_061, monkeypatch))
+    masked = mask(first, second)
+    assert masked.masked == 1, masked.literal_parts
+    assert masked.literal_parts[0].endswith(b'value="') and masked.literal_parts[1].startswith(b'">\n  <label')
+    assert masked.difference(later) is None
+    # The token is one wildcard, the rest still literal: another label is a difference.
+    changed = later.replace(b">Name<", b">Nom<")
+    assert "expected b'ame</label> <input" in (masked.difference(changed) or ""), masked.difference(changed)
+    # Tokens of other lengths, with "-", "_", "=", "+" and "/", whatever the two shared.
+    nonce = mask(b'<script nonce="a+b/c=d-e_f.1">', b'<script nonce="x+b/c=d-e_g.2">')
+    assert nonce.literal_parts == (b'<script nonce="', b'">')
+    assert nonce.difference(b'<script nonce="Q9z">') is None
+
+
+def test_a_date_or_time_is_masked_whole() -> None:
+    """Two answers a few seconds apart share the day, the hour and the minute; a way asked minutes, or a day, later
+    does not: a difference inside a date or a time masks all of it."""
+    first = b'{"seen":"2026-11-27T23:59:50.1+00:00","at":"Fri, 27 Nov 2026 23:59:50 GMT","on":"2026-11-27 at 23:59:50"}'
+    second = first.replace(b"23:59:50.1", b"23:59:57.9").replace(b"23:59:50", b"23:59:57")
+    masked = mask(first, second)
+    assert masked.literal_parts == (b'{"seen":"', b'","at":"', b'","on":"', b'"}'), masked.literal_parts
+    next_day = b'{"seen":"2026-11-28T00:03:01Z","at":"Sat, 28 Nov 2026 00:03:01 GMT","on":"2026-11-28 at 00:03:01"}'
+    assert masked.difference(next_day) is None
+    # What is not a date or a token is not masked: a word that changed.
+    assert masked.difference(next_day.replace(b'"on"', b'"in"')) is not None
+
+
+@contextmanager
+def serving(app: Flask) -> Iterator[int]:
+    """The app on Werkzeug's development server, threaded, on a free port of 127.0.0.1: its port."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_port
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+
+
+def seeded_app(last_seen: datetime, visitor: str, salt: str) -> Flask:
+    """An app greeting the visitor its set-up wrote: the time, a random id, a fingerprint made with a random salt."""
+    app = Flask(f"seeded-{visitor}")
+    fingerprint = hashlib.sha256((salt + visitor).encode()).hexdigest()
+
+    @app.get("/")
+    def home() -> str:
+        return f"<h1>Welcome back, visitor {visitor}</h1><p>Last seen {last_seen}</p><p>{fingerprint}</p>"
+
+    @app.get("/api/me")
+    def me() -> dict[str, object]:
+        return {"visitor": visitor, "last_seen": last_seen, "fingerprint": fingerprint}
+
+    return app
+
+
+SET_UP = datetime(2026, 11, 27, 10, 0, 1, 250_000, tzinfo=UTC)
+ASKED = [spec("GET", "/"), spec("GET", "/api/me")]
+
+
+def fresh_set_up(seconds_later: float) -> Flask:
+    return seeded_app(SET_UP + timedelta(seconds=seconds_later), str(uuid.uuid4()), secrets.token_urlsafe(16))
+
+
+def reference_rounds(*set_ups: Flask) -> list[list[tuple[AnswerParts, AnswerParts]]]:
+    rounds = []
+    for app in set_ups:
+        with serving(app) as port:
+            rounds.append(reference_round(port, ASKED, f"127.0.0.1:{port}"))
+    return rounds
+
+
+def way_difference(app: Flask, expected: list[Expected]) -> str | None:
+    with serving(app) as port:
+        return first_difference(port, expected, f"127.0.0.1:{port}")
+
+
+def test_what_set_ups_write_differently_is_masked_across_two() -> None:
+    """Each way's fresh container runs SETUP again: a last_seen time, a random id and a salt it wrote differ from
+    the reference's. Asked twice, one reference agrees with itself on all three; two set-ups show them."""
+    rounds = reference_rounds(fresh_set_up(0), fresh_set_up(6))
+    expected = expected_answers(ASKED, rounds)
+    assert [e.status for e in expected] == [200, 200]
+    # The way set up three minutes later, with its own id and salt.
+    assert way_difference(fresh_set_up(180), expected) is None
+    # From one set-up alone, its id was a literal that the way's own set-up did not write.
+    one = expected_answers(ASKED, rounds[:1])
+    assert (way_difference(fresh_set_up(180), one) or "").startswith("line 1, GET /: body differs at byte ")
+    # The masks are the set-up's parts only: a page that says otherwise still differs.
+    other = fresh_set_up(180)
+    other.view_functions["home"] = lambda: "<h1>Welcome, visitor</h1>"
+    assert (way_difference(other, expected) or "").startswith(
+        "line 1, GET /: body differs at byte 11, after b'<h1>Welcome': expected b' back, visitor ', got b', visitor"
+    )
+
+
+def visitor_app(cookie: str = "session", mimetype: str = "text/html", host: str | None = None) -> Flask:
+    """A redirect to an absolute URL (the host and port asked on, or `host`, as a proxy passing another Host would
+    make it), and a page that links to itself absolutely and sets a cookie of a new value each time."""
+    app = Flask(f"visitor-{cookie}-{mimetype}-{host}")
+
+    @app.get("/go")
+    def go() -> Response:
+        return redirect(f"http://{host}/page" if host else url_for("page", _external=True))
+
+    @app.get("/page")
+    def page() -> Response:
+        answer = make_response(f'<a href="{url_for("page", _external=True)}">this page</a>')
+        answer.mimetype = mimetype
+        answer.set_cookie(cookie, secrets.token_hex(8))
+        return answer
+
+    return app
+
+
+def test_the_headers_a_visitor_meets_are_compared() -> None:
+    """Location, with the host and port each server is asked on marked; the cookies' names; Content-Type. Each way
+    is asked on its own port here, as on its own address and Nginx's port in the mode."""
+    asked = [spec("GET", "/go"), RequestSpec(4, "GET", "/page", (), b"", None, 1)]
+    rounds = []
+    for _ in range(2):
+        with serving(visitor_app()) as port:
+            rounds.append(reference_round(port, asked, f"127.0.0.1:{port}"))
+    expected = expected_answers(asked, rounds)
+    location = expected[0].parts["header Location"]
+    assert location and location.literal_parts == (b"http://<host>/page",)
+    with serving(visitor_app()) as port:
+        assert first_difference(port, expected, f"127.0.0.1:{port}") is None
+        # Asked on another host and port, as behind Nginx: the redirect and the link name that one, marked too.
+        assert first_difference(port, expected, "10.0.0.9:8080") is None
+    with serving(visitor_app(host="127.0.0.1")) as port:  # the port lost on the way
+        found = first_difference(port, expected, f"127.0.0.1:{port}") or ""
+        assert found.startswith(
+            "line 1, GET /go: header Location differs at byte 7, after b'http://': expected b'<host>/page', got "
+            "b'127.0.0.1/page' (a URL made from the Host header differs where the way, or Nginx before it, passes on "
+            "another host; "
+        ), found
+    with serving(visitor_app(cookie="sid")) as port:
+        found = first_difference(port, expected, f"127.0.0.1:{port}") or ""
+        assert found.startswith(
+            "line 4, GET /page: header Set-Cookie differs at byte 1, after b's': expected b'ession', got b'id' ("
+        ), found
+    with serving(visitor_app(mimetype="text/plain")) as port:
+        found = first_difference(port, expected, f"127.0.0.1:{port}") or ""
+        assert found.startswith("line 4, GET /page: header Content-Type differs at byte 5, after b'text/': "), found
+
+
+HTML = (("Content-Type", "text/html; charset=utf-8"),)
+
+
+def test_the_differing_line_says_which_part_where_and_what_to_do() -> None:
+    request = RequestSpec(7, "GET", "/me", (), b"", None, 1)
+    host = "127.0.0.1:3000"
+    answers = [Answer(200, b"<p>Last seen %b by ada</p>" % at, HTML).parts(host) for at in (b"10:00:01", b"10:00:04")]
+    expected = expected_answers([request], [[(AnswerParts(200, answers[0]), AnswerParts(200, answers[1]))]])[0]
+    advice = (
+        "if it depends on time or on state, what SETUP made or the requests before it changed, send a request whose "
+        "answer does not, or leave this one out of the requests file"
+    )
+    way = Answer(200, b"<p>Last seen 11:42:00 by bob</p>", HTML).parts("10.0.0.2:8080")
+    assert difference(expected, AnswerParts(200, way)) == (
+        f"line 7, GET /me: body differs at byte 25, after b'<p>Last seen 11:42:00 by ': expected b'ada</p>', got "
+        f"b'bob</p>' ({advice})"
+    )
+    assert difference(expected, AnswerParts(500, way)) == (
+        f"line 7, GET /me: status differs: expected 200, got 500 ({advice})"
+    )
+    assert difference(expected, AnswerParts(0, Answer(0, b"").parts(host))) == (
+        f"line 7, GET /me: status differs: expected 200, got no answer ({advice})"
+    )
+    bare = Answer(200, b"<p>Last seen 11:42:00 by ada</p>").parts(host)
+    assert difference(expected, AnswerParts(200, bare)) == (
+        f"line 7, GET /me: header Content-Type differs: expected b'text/html; charset=utf-8', got none ({advice})"
+    )
+    redirected = Answer(200, b"<p>Last seen 11:42:00 by ada</p>", (*HTML, ("Location", "/login"))).parts(host)
+    assert difference(expected, AnswerParts(200, redirected)) == (
+        f"line 7, GET /me: header Location differs: expected none, got b'/login' (a URL made from the Host header "
+        f"differs where the way, or Nginx before it, passes on another host; {advice})"
+    )
+
+
+def test_a_request_the_reference_answers_with_two_statuses_stops_the_run_in_one_line() -> None:
+    """Its answer depends on state: no way can be compared with it. Said with every status it gave."""
+    request = RequestSpec(4, "POST", "/register", (), b"name=ada", None, 1)
+    created, taken = AnswerParts(302, {}), AnswerParts(200, {})
+    with pytest.raises(ValueError) as raised:
+        expected_answers([request], [[(created, taken)], [(created, taken)]])
+    assert str(raised.value) == (
+        "line 4, POST /register: the development server gave status 200, expected 302 (its answers, twice after "
+        "each of 2 set-ups: 302, 200, 302, 200; a status that depends on what SETUP made or the requests before it "
+        "changed: send one that does not)"
+    )
+    expecting = RequestSpec(4, "POST", "/register", (), b"name=ada", 201, 1)
+    with pytest.raises(ValueError, match=r"gave status 302, expected 201 \(the file's # expect:; if 302 is right"):
+        expected_answers([expecting], [[(created, created)]])
+
+
+CASES = Path(__file__).parent / "yourapp_cases"
+# python-dotenv's two functions that `flask run` calls to read .flaskenv and .env: the app's image installs the
+# real one (flaskenv_json's requirements), this venv has none.
+DOTENV_STAND_IN = """\
+import os
+
+
+def find_dotenv(filename=".env", usecwd=False):
+    path = os.path.join(os.getcwd(), filename)
+    return path if os.path.isfile(path) else ""
+
+
+def dotenv_values(path, encoding="utf-8"):
+    with open(path, encoding=encoding) as file:
+        return dict(line.strip().split("=", 1) for line in file if "=" in line and not line.startswith("#"))
+"""
+
+
+def test_the_reference_reads_no_flaskenv_and_serves_the_app_as_the_ways_do(tmp_path: Path) -> None:
+    """flaskenv_json's .flaskenv says FLASK_DEBUG=1, which `flask run` reads: its JSON came pretty-printed, every
+    way's compact. The devserver's command, run as compose.yml runs it (sh, the app's folder, yourapp_entry on the
+    path), serves compact JSON and says the app is not in debug mode."""
+    case = CASES / "flaskenv_json"
+    assert "FLASK_DEBUG=1" in (case / ".flaskenv").read_text()
+    (tmp_path / "dotenv.py").write_text(DOTENV_STAND_IN)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    reference = next(way for way in yourapp_ways.ways() if way.reference)
+    command = reference.command.replace("0.0.0.0", "127.0.0.1").replace("3000", str(port))
+    search_path = os.pathsep.join([str(tmp_path), str(Path(__file__).parent.parent / "yourapp"), str(case)])
+    environment = {**os.environ, "PYTHONPATH": search_path, "YOURAPP_CALLABLE": "app:app",
+                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}  # fmt: skip
+    for name in ("FLASK_DEBUG", "FLASK_SKIP_DOTENV", "FLASK_APP"):
+        environment.pop(name, None)
+    server = subprocess.Popen(["sh", "-c", f"exec {command}"], cwd=case, env=environment, stderr=subprocess.PIPE,
+                              text=True, start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        answer = yourapp_checks.ask(port, spec("GET", "/api/items"), timeout=2)
+        while answer.status == 0 and time.monotonic() < deadline and server.poll() is None:
+            time.sleep(0.2)
+            answer = yourapp_checks.ask(port, spec("GET", "/api/items"), timeout=2)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)  # its own session: a reloader's child with it
+        said = server.communicate(timeout=10)[1]
+    assert answer.status == 200, said
+    assert answer.body.startswith(b'{"count":3,"items":[{"id":1,"name":"green tea"'), answer.body[:80]
+    assert "yourapp reference: debug False" in said, said
 
 
 def test_each_sample_counts_for_its_innermost_frame_that_names_a_class() -> None:

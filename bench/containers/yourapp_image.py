@@ -2,37 +2,56 @@
 reader chose), then the app's requirements in one layer and its folder above it (yourapp/Dockerfile-app, built with
 the app's folder as the context and the Dockerfile on stdin: nothing of the app is copied into this repository).
 
-The requirements are read here, on the host, from the app's requirements.txt (its `-r` includes followed), from a
-REQUIREMENTS= file, or from its pyproject.toml's [project] dependencies, and written into the Dockerfile's one
-`pip install` line: the layer is rebuilt only when they change."""
+The requirements are read here, on the host (bench/containers/yourapp_requirements.py), and written into the
+Dockerfile as the file pip reads, line by line: the layer is rebuilt only when they change. A folder that is a
+project (a pyproject.toml with a [build-system]) is installed as one, `pip install -e /app`, above its copy."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import shlex
 import subprocess
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench.containers.compose import remove_replaced_images
 from bench.containers.images import legacy_builder
 from bench.containers.scenarios import ROOT
+from bench.containers.yourapp_errors import docker_build_failure, last_line, pip_failure
+from bench.containers.yourapp_requirements import (
+    AppError,
+    Project,
+    read_requirements,
+    replaced_pins_line,
+    replaced_server_pins,
+    server_pins,
+    src_layout,
+)
+
+# What the mode takes from here; AppError and last_line live in the modules that read requirements and words.
+__all__ = ["AppError", "AppSource", "app_source", "build_app_image", "last_line", "pins_said", "server_versions"]
 
 HERE = ROOT / "yourapp"
 SERVERS = "flask-playground/yourapp-servers"
-
-
-class AppError(ValueError):
-    """Bad input about the reader's app: its message is the one line the mode prints."""
+# Where the image keeps the requirements as pip read them: a record of what was installed, beside the entry module.
+REQUIREMENTS_IN_IMAGE = "/srv/yourapp/app-requirements.txt"
+CONSTRAINTS_IN_IMAGE = "/srv/yourapp/app-constraints.txt"
+# A RUN line is one argument of `sh -c`, which Linux caps at 128 KiB (MAX_ARG_STRLEN): a lock with every wheel's hash
+# can pass that, so its lines are written in RUNs of at most this many characters each.
+RUN_CHARACTERS = 64_000
 
 
 @dataclass(frozen=True)
 class AppSource:
     folder: Path
-    requirements: tuple[str, ...]  # pip's arguments, one requirement or option each
+    requirements: tuple[str, ...]  # the requirements file pip reads: a requirement (markers, hashes) or an option each
     python: str  # the image's Python version, 3.14 unless the reader chose one
+    constraints: tuple[str, ...] = ()  # its `-c` files' lines
+    project: Project | None = None  # the folder installed as a project (`pip install -e /app`)
+    src_layout: bool = False  # its code under src/, put on the import path
 
     @property
     def name(self) -> str:
@@ -44,56 +63,13 @@ class AppSource:
         return f"flask-playground/yourapp-{self.name}:py{self.python}"
 
 
-def requirement_lines(path: Path, seen: frozenset[Path] = frozenset()) -> list[str]:
-    """A requirements file's requirements and options, its `-r` includes followed (relative to it)."""
-    if path.resolve() in seen:
-        raise AppError(f"{path}: includes itself")
-    lines: list[str] = []
-    for number, raw in enumerate(path.read_text(errors="replace").splitlines(), 1):
-        line = raw.split(" #", 1)[0].strip()
-        if not line or line.startswith("#"):
-            continue
-        include = re.match(r"^(?:-r|--requirement)[\s=]+(\S+)$", line)
-        if include:
-            nested = path.parent / include[1]
-            if not nested.is_file():
-                raise AppError(f"{path}:{number}: included file not found: {include[1]}")
-            lines += requirement_lines(nested, seen | {path.resolve()})
-        elif line.startswith(("-e", "--editable")) or line.startswith((".", "/")):
-            raise AppError(
-                f"{path}:{number}: a local or editable requirement ({line}): the app's folder is copied whole"
-            )
-        else:
-            lines += shlex.split(line)
-    return lines
-
-
-def read_requirements(folder: Path, requirements: Path | None = None) -> tuple[str, ...]:
-    if requirements is not None:
-        if not requirements.is_file():
-            raise AppError(f"{requirements}: no such requirements file")
-        return tuple(requirement_lines(requirements))
-    if (folder / "requirements.txt").is_file():
-        return tuple(requirement_lines(folder / "requirements.txt"))
-    pyproject = folder / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            project = tomllib.loads(pyproject.read_text()).get("project", {})
-        except tomllib.TOMLDecodeError as error:
-            raise AppError(f"{pyproject}: not TOML: {error}") from None
-        dependencies = project.get("dependencies")
-        if not isinstance(dependencies, list) or not dependencies:
-            raise AppError(f"{pyproject}: no [project] dependencies (give REQUIREMENTS= a requirements file)")
-        return tuple(str(item) for item in dependencies)
-    raise AppError(f"{folder}: neither requirements.txt nor pyproject.toml (give REQUIREMENTS= a requirements file)")
-
-
 def app_source(folder: Path, requirements: Path | None, python: str) -> AppSource:
     if not folder.is_dir():
         raise AppError(f"{folder}: no such folder")
     if not re.fullmatch(r"3\.\d+", python):
         raise AppError(f"PYTHON_VERSION={python}: a CPython version such as 3.12")
-    return AppSource(folder, read_requirements(folder, requirements), python)
+    found = read_requirements(folder, requirements)
+    return AppSource(folder, found.lines, python, found.constraints, found.project, src_layout(folder))
 
 
 def build(command: list[str], dockerfile: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -116,33 +92,61 @@ def build_servers_image(python: str) -> str:
     ]
     done = build(command)
     if done.returncode != 0:
-        raise AppError(f"building {image} failed: {last_line(done.stdout + done.stderr)}")
+        raise AppError(f"building {image} failed: {docker_build_failure(done.stdout + done.stderr)}")
     return image
 
 
-# pip's own words for a requirement it cannot install, and the pin they name.
-_PIP_FAILURE = re.compile(
-    r"(?:No matching distribution found for|Could not find a version that satisfies the requirement"
-    r"|Failed to build|Failed building wheel for) (\S+)"
-)
+def written_file(lines: tuple[str, ...], path: str) -> list[str]:
+    """RUN lines that write `lines` to `path` in the image, one quoted line each (a `\\` continuation between): as
+    few RUNs as RUN_CHARACTERS allows, the first creating the file, the others adding to it."""
+    runs: list[list[str]] = [[]]
+    for line in lines:
+        quoted = shlex.quote(line)
+        if runs[-1] and sum(len(item) + 7 for item in runs[-1]) + len(quoted) > RUN_CHARACTERS:
+            runs.append([])
+        runs[-1].append(quoted)
+    written = []
+    for number, chunk in enumerate(runs):
+        body = "".join(f" \\\n    {item}" for item in chunk)
+        written.append(f"RUN printf '%s\\n'{body} \\\n    {'>' if number == 0 else '>>'} {path}")
+    return written
 
 
-def last_line(output: str) -> str:
-    lines = [line.strip() for line in output.splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "no output"
+def install_lines(source: AppSource) -> list[str]:
+    """The requirements layer: the file pip reads, written as it was read, then installed with `-r`, where pip reads
+    each line's markers and `--hash` options as in the reader's own file."""
+    if not source.requirements:
+        return []
+    lines = written_file(source.requirements, REQUIREMENTS_IN_IMAGE)
+    constrained = ""
+    if source.constraints:
+        lines += written_file(source.constraints, CONSTRAINTS_IN_IMAGE)
+        constrained = f" -c {CONSTRAINTS_IN_IMAGE}"
+    return [*lines, f"RUN pip install --no-cache-dir -r {REQUIREMENTS_IN_IMAGE}{constrained}"]
+
+
+def project_lines(source: AppSource) -> list[str]:
+    """Above the folder's copy: src/ on the import path, and the project installed from it: editable, so that its
+    code stays at /app, where Flask finds its instance folder and the profiles and gevent's monitor name the app's
+    own frames; with its dependencies, the ones no file the harness reads lists (Poetry 1's) among them."""
+    lines = ["ENV PYTHONPATH=/app/src:/app:/srv/yourapp"] if source.src_layout else []
+    if source.project:
+        lines.append(f"RUN pip install --no-cache-dir --editable {shlex.quote(f'/app{source.project.extras}')}")
+    return lines
 
 
 def app_dockerfile(source: AppSource, servers: str) -> str:
-    install = "RUN pip install --no-cache-dir " + " ".join(shlex.quote(item) for item in source.requirements)
     text = (HERE / "Dockerfile-app").read_text()
-    return text.replace("ARG SERVERS=flask-playground/yourapp-servers:py3.14", f"ARG SERVERS={servers}").replace(
-        "{install}", install
+    return (
+        text.replace("ARG SERVERS=flask-playground/yourapp-servers:py3.14", f"ARG SERVERS={servers}")
+        .replace("{install}", "\n".join(install_lines(source)))
+        .replace("{project}", "\n".join(project_lines(source)))
     )
 
 
 def build_app_image(source: AppSource) -> str:
     """The servers' image, then the app's on it; its tag. AppError, in one line, where a requirement does not install
-    (named, with the Python it was tried on) or the build fails otherwise."""
+    or build (named, with the Python it was tried on and pip's cause) or the build fails otherwise (its error line)."""
     servers = build_servers_image(source.python)
     dockerfile = app_dockerfile(source, servers)
     digest = hashlib.sha256(dockerfile.encode()).hexdigest()[:12]
@@ -163,11 +167,51 @@ def build_app_image(source: AppSource) -> str:
     done = build(command, dockerfile)
     if done.returncode != 0:
         output = done.stdout + done.stderr
-        refused = _PIP_FAILURE.search(output)
-        if refused:
-            raise AppError(
-                f"{source.folder}: {refused[1]} does not install on Python {source.python} (PYTHON_VERSION=)"
-            )
-        raise AppError(f"{source.folder}: building the app's image failed: {last_line(output)}")
+        said = pip_failure(output, source.python)
+        if said:
+            raise AppError(f"{source.folder}: {said}")
+        raise AppError(f"{source.folder}: building the app's image failed: {docker_build_failure(output)}")
     remove_replaced_images()
     return source.image
+
+
+# Run in the built image: each named distribution's version as installed there (absent where it is not).
+_VERSIONS = (
+    "import importlib.metadata as m, json, sys\n"
+    "found = {}\n"
+    "for name in sys.argv[1:]:\n"
+    "    try: found[name] = m.version(name)\n"
+    "    except m.PackageNotFoundError: pass\n"
+    "print(json.dumps(found))"
+)
+
+
+def installed_versions(image: str, names: list[str]) -> dict[str, str]:
+    """The versions the app's image holds of these packages: what every way runs, whatever the app's requirements
+    put over the servers' pins. Read from a container of the image, without network, removed at once."""
+    command = ["docker", "run", "--rm", "--network", "none", image, "python", "-c", _VERSIONS, *names]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise AppError(f"reading {image}'s packages failed: {docker_build_failure(done.stdout + done.stderr)}")
+    found = json.loads(done.stdout)
+    return {str(name): str(version) for name, version in found.items()}
+
+
+def pins_said(source: AppSource) -> str | None:
+    """Before the build: the one line naming the servers' pins the app's requirements replace, or None."""
+    replaced = replaced_server_pins(source.requirements, source.python)
+    return replaced_pins_line(replaced) if replaced else None
+
+
+def server_versions(source: AppSource) -> tuple[dict[str, Any], str | None]:
+    """After the build: the servers' packages as the app's image holds them, for the record ({"pinned": the servers'
+    pins, "ran": the versions every way runs, "replaced": those that differ}), and a line for the ones replaced that
+    the app's requirements did not name (a dependency of theirs asked for another), or None."""
+    pins = server_pins()
+    ran = installed_versions(source.image, sorted(pins))
+    replaced = {name: ran.get(name, "absent") for name, pin in pins.items() if ran.get(name) != pin}
+    named = replaced_server_pins(source.requirements, source.python, pins)
+    unnamed = {name: version for name, version in replaced.items() if name not in named}
+    each = ", ".join(f"{name} {pins[name]} -> {version}" for name, version in unnamed.items())
+    said = f"the app's image holds other servers' versions than their pins: {each}" if unnamed else None
+    return {"pinned": pins, "ran": ran, "replaced": replaced}, said

@@ -14,7 +14,8 @@ import yaml
 
 from bench.containers.compose import RunningScenario, ScenarioError
 from bench.containers.scenarios import ROOT
-from bench.containers.yourapp_image import last_line
+from bench.containers.yourapp_errors import error_line
+from bench.containers.yourapp_services import ServiceError, start_services
 
 COMPOSE_FILE = ROOT / "yourapp" / "compose.yml"
 APP_PORT, NGINX_PORT = (
@@ -33,7 +34,9 @@ class Way:
     threads_per_worker: int | None = None
     gevent_cores: int | None = None
     nginx: bool = False
-    reference: bool = False  # Flask's development server: what every other way's answers are compared with
+    # The reference: Werkzeug's development server (what `flask run` starts) on the callable as every way imports it,
+    # never loaded: what every other way's answers are compared with.
+    reference: bool = False
 
     @property
     def port(self) -> int:
@@ -91,15 +94,21 @@ class RunningWay(RunningScenario):
             files=(COMPOSE_FILE, *([services.resolve()] if services else [])), project_directory=ROOT / "yourapp",
         )  # fmt: skip
         self.way = way
+        self.services_file = services
 
     def up(self) -> None:
-        """Up and healthy; else ScenarioError in one line: the app's last words (its import error, its set-up's),
-        or Compose's where the app said nothing (a service of the reader's that never got healthy)."""
+        """The reader's services, each healthy within its own healthcheck's time, then the app, up and healthy; else
+        ScenarioError in one line: the service that is not (yourapp_services.py), or the error among the app's
+        words (its import error, its set-up's: not Flask's "No such command" after it), or among Compose's."""
         try:
+            if self.services_file:
+                start_services(self, self.services_file)
             super().up()
+        except ServiceError:
+            raise  # named already
         except ScenarioError as error:
             logs = self.app_logs()
-            raise ScenarioError(last_line(logs) if logs.strip() else last_line(str(error))) from None
+            raise ScenarioError(error_line(logs) if logs.strip() else error_line(str(error))) from None
 
     @property
     def published_port(self) -> int:

@@ -1,24 +1,38 @@
 """A requests file in vegeta's HTTP targets format (v12.13.0's NewHTTPTargeter) read into a mix of requests, and
-the mix written as vegeta's JSON targets for the harness's own server. Two conventions of ours ride in comments, so
-that vegeta still reads the file unchanged: `# expect: 302`, the status a request must answer (by default, the
-development server's), and `# weight: 3`, how many times it counts in the mix; each directly above its request's
-METHOD line or inside the request."""
+the mix written as vegeta's JSON targets for the harness's own server. Conventions of ours ride in comments, so that
+vegeta still reads the file unchanged, each directly above its request's METHOD line or inside the request:
+`# expect: 302`, the status a request must answer (by default, the development server's); `# weight: 3`, how many
+times it counts in the mix; `# login`, the request that logs in, sent once per way before the rest and not in the
+mix, whose cookies every request after it carries; `# lookup: /posts`, a write, whose `{marker}` (in its body or
+URL) the harness makes each write's own, and the page on which each acknowledged write must show after a load.
+
+Each JSON target's URL ends in a fragment naming its request of the file (`#line-12`, and a write's mark after it):
+vegeta keeps the URL as given in its results, and Go's client never sends a fragment, so that each result is tied
+to its request of the file however many share its method and path."""
 
 from __future__ import annotations
 
 import base64
 import json
 import re
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from urllib.parse import urlsplit
 
 WEIGHT_MAX = 1000
+MARKER = "{marker}"  # in a write's body or URL: the harness puts each write's own mark there
+# Marks per load at least, over the writes of the file: vegeta cycles through its targets, so that a mark is sent
+# more than once in a long load; each is counted, and the lookup compares the counts mark by mark.
+WRITE_MARKS = 200
 _METHOD = re.compile(r"[A-Z]+")
 # vegeta's startsWithHTTPMethod: right after a METHOD line, such a line starts the next target, not a header.
 _STARTS_WITH_METHOD = re.compile(r"^[A-Z]+\s")
-_DIRECTIVE = re.compile(r"#\s*(expect|weight)\s*:\s*(.*)", re.IGNORECASE)
+# `# login` alone on its line (a comment that goes on, "# login as admin", is any other comment); the others
+# with their colon and value.
+_DIRECTIVE = re.compile(r"#\s*(expect|weight|lookup|login)\s*(:\s*(.*))?", re.IGNORECASE)
+_FRAGMENT = re.compile(r"line-(\d+)(?:-mark-(\S+))?")
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110's token: Go refuses to send any other
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # Go refuses these in a header value (a tab is allowed)
 _QUOTED_MAX = 80
@@ -33,10 +47,25 @@ class RequestSpec:
     body: bytes
     expect: int | None  # None: the status Flask's development server answers
     weight: int
+    login: bool = False  # sent once per way before the others, not in the mix; its cookies go with those after it
+    lookup: str | None = None  # a write: the page of the app on which each acknowledged one shows after a load
 
     @property
     def name(self) -> str:
         return f"{self.method} {self.target}"
+
+    def marked(self, mark: str) -> RequestSpec:
+        """This request with its `{marker}` made `mark`, in its URL and its body."""
+        return replace(
+            self, target=self.target.replace(MARKER, mark), body=self.body.replace(MARKER.encode(), mark.encode())
+        )
+
+    def with_cookie(self, cookie: str) -> RequestSpec:
+        """This request carrying the cookies of a login, after any Cookie header of its own (one header: a server
+        reads one Cookie line, as HTTP/1.1 asks for)."""
+        own = [value for name, value in self.headers if name.lower() == "cookie"]
+        others = tuple((name, value) for name, value in self.headers if name.lower() != "cookie")
+        return replace(self, headers=(*others, ("Cookie", "; ".join([*own, cookie]))))
 
 
 class RequestsFileError(ValueError):
@@ -67,19 +96,22 @@ class _Draft:
     target: str = ""
     headers: list[tuple[str, str]] = field(default_factory=list)
     body: bytes = b""
-    directives: dict[str, tuple[int, int]] = field(default_factory=dict)  # name: (value, line)
+    directives: dict[str, tuple[str, int]] = field(default_factory=dict)  # name: (value, line), checked
 
     def spec(self) -> RequestSpec:
         expect = self.directives.get("expect")
         weight = self.directives.get("weight")
+        lookup = self.directives.get("lookup")
         return RequestSpec(
             line=self.line,
             method=self.method,
             target=self.target,
             headers=tuple(self.headers),
             body=self.body,
-            expect=expect[0] if expect else None,
-            weight=weight[0] if weight else 1,
+            expect=int(expect[0]) if expect else None,
+            weight=int(weight[0]) if weight else 1,
+            login="login" in self.directives,
+            lookup=lookup[0] if lookup else None,
         )
 
 
@@ -108,6 +140,7 @@ class _Reader:
         self.draft: _Draft | None = None
         self.headers_started = False  # vegeta checks for a next METHOD line only right after the METHOD line
         self.pending = _Draft()  # the directives read between targets, for the next one
+        self.login: tuple[int, int] | None = None  # the login's request line and its # login line
 
     def error(self, line: int, what: str) -> RequestsFileError:
         return RequestsFileError(self.path, line, what)
@@ -121,6 +154,8 @@ class _Reader:
         self.check_no_pending()
         if not self.specs:
             raise RequestsFileError(self.path, None, "no request in it")
+        if self.login and self.specs[-1].login:
+            raise self.error(self.login[1], "# login: no request after it to carry its session")
         return self.specs
 
     def take(self, number: int, line: str) -> None:
@@ -157,8 +192,23 @@ class _Reader:
 
     def end_target(self) -> None:
         if self.draft is not None:
+            self.check_roles(self.draft)
             self.specs.append(self.draft.spec())
             self.draft = None
+
+    def check_roles(self, draft: _Draft) -> None:
+        """A login is sent once, before the mix: nothing of the mix's on it, and one per file. A write needs its
+        marker, or no write could be told from another."""
+        found = draft.directives
+        if "login" in found:
+            for other in ("weight", "lookup"):
+                if other in found:
+                    raise self.error(found[other][1], f"# {other}: on the # login request, sent once, not in the mix")
+            if self.login:
+                raise self.error(found["login"][1], f"a second # login (the first: line {self.login[0]}): one per file")
+            self.login = (draft.line, found["login"][1])
+        if "lookup" in found and MARKER not in draft.target and MARKER.encode() not in draft.body:
+            raise self.error(found["lookup"][1], f"# lookup: needs {MARKER} in its request's body or URL")
 
     def check_no_pending(self) -> None:
         # A directive followed by a blank line could be meant for the target above as well as for the one below.
@@ -198,21 +248,28 @@ class _Reader:
 
     def directive(self, number: int, line: str, draft: _Draft) -> None:
         found = _DIRECTIVE.fullmatch(line)
-        if not found:
-            return  # any other comment
-        name, value = found[1].lower(), found[2].strip()
-        # ASCII digits only: int() would take "+3", " 3", "3_0" or "\u0663".
-        if name == "expect":
-            good, wanted = bool(re.fullmatch(r"[1-5][0-9][0-9]", value)), "an HTTP status, 100 to 599"
-        else:
-            good = bool(re.fullmatch(r"[0-9]{1,4}", value)) and 1 <= int(value) <= WEIGHT_MAX
-            wanted = f"an integer from 1 to {WEIGHT_MAX}"
+        if not found or (found[1].lower() != "login" and not found[2]):
+            return  # any other comment ("# expect" without its colon one too, as it always was)
+        name, value = found[1].lower(), (found[3] or "").strip()
+        good, wanted = _directive_value(name, value)
         if not good:
             raise self.error(number, f"bad {name}: {_quoted(value)} ({wanted})")
-        parsed = int(value)
         if name in draft.directives:
             raise self.error(number, f"a second # {name}: for one request (line {draft.directives[name][1]})")
-        draft.directives[name] = (parsed, number)
+        draft.directives[name] = (value, number)
+
+
+def _directive_value(name: str, value: str) -> tuple[bool, str]:
+    """Whether a directive's value is one it takes, and what it takes."""
+    # ASCII digits only: int() would take "+3", " 3", "3_0" or "\u0663".
+    if name == "expect":
+        return bool(re.fullmatch(r"[1-5][0-9][0-9]", value)), "an HTTP status, 100 to 599"
+    if name == "weight":
+        good = bool(re.fullmatch(r"[0-9]{1,4}", value)) and 1 <= int(value) <= WEIGHT_MAX
+        return good, f"an integer from 1 to {WEIGHT_MAX}"
+    if name == "lookup":
+        return bool(re.fullmatch(r"/[!-~]*", value)), "a path of the app, as /posts, where each write shows"
+    return not value, "# login alone on its line: it takes no value"
 
 
 def read_requests(path: Path) -> list[RequestSpec]:
@@ -241,18 +298,68 @@ def _spread(requests: list[RequestSpec]) -> list[RequestSpec]:
     return [spec for _, _, spec in sorted(places, key=lambda place: place[:2])]
 
 
-def vegeta_json_targets(requests: list[RequestSpec], base_url: str) -> str:
-    """The mix as `vegeta attack -format=json` reads it, one target a line: vegeta cycles through them in order."""
+def with_session(requests: list[RequestSpec], cookie: str | None) -> list[RequestSpec]:
+    """The mix: every request of the file but its login, each one after the login carrying its cookies (those above
+    it go without, as a visitor who has not logged in yet)."""
+    login = next((spec.line for spec in requests if spec.login), None)
+    return [
+        spec.with_cookie(cookie) if cookie and login is not None and spec.line > login else spec
+        for spec in requests
+        if not spec.login
+    ]
+
+
+def labels(requests: list[RequestSpec]) -> dict[int, str]:
+    """Each request's name on the page, by its line: METHOD path, and its line where two share them."""
+    names = Counter(spec.name for spec in requests)
+    return {spec.line: spec.name if names[spec.name] == 1 else f"{spec.name} (line {spec.line})" for spec in requests}
+
+
+def write_mark(token: str, line: int, number: int) -> str:
+    """A write's own mark: the load's token, its request's line, its number (0: the one sent before the load). The
+    number's fixed width keeps one mark from being the start of another."""
+    return f"{token}-{line}-{number:06d}"
+
+
+def marks_in(text: str, token: str) -> Counter[str]:
+    """How many times each mark of the load `token` shows in a page."""
+    return Counter(re.findall(re.escape(token) + r"-[0-9]+-[0-9]{6}(?![0-9])", text))
+
+
+def request_of(url: str) -> tuple[int, str | None] | None:
+    """The line of the file's request a result's URL names in its fragment, and a write's mark; None without one."""
+    found = _FRAGMENT.fullmatch(url.partition("#")[2])
+    return (int(found[1]), found[2]) if found else None
+
+
+def _json_target(spec: RequestSpec, base_url: str, fragment: str) -> str:
+    target: dict[str, object] = {"method": spec.method, "url": f"{base_url.rstrip('/')}{spec.target}#{fragment}"}
+    header: dict[str, list[str]] = {}
+    for name, value in spec.headers:
+        header.setdefault(name, []).append(value)
+    if header:
+        target["header"] = header
+    if spec.body:
+        target["body"] = base64.b64encode(spec.body).decode("ascii")
+    return json.dumps(target, separators=(",", ":"))
+
+
+def vegeta_json_targets(requests: list[RequestSpec], base_url: str, token: str = "load") -> str:
+    """The mix as `vegeta attack -format=json` reads it, one target a line: vegeta cycles through them in order.
+    Each URL's fragment names its request; with writes in the mix, the list is repeated until it holds WRITE_MARKS
+    writes, each with its own mark of the load `token`."""
+    spread = _spread(requests)
+    writes = sum(1 for spec in spread if spec.lookup)
+    rounds = -(-WRITE_MARKS // writes) if writes else 1
+    numbers: Counter[int] = Counter()
     lines = []
-    for spec in _spread(requests):
-        target: dict[str, object] = {"method": spec.method, "url": base_url.rstrip("/") + spec.target}
-        header: dict[str, list[str]] = {}
-        for name, value in spec.headers:
-            header.setdefault(name, []).append(value)
-        if header:
-            target["header"] = header
-        if spec.body:
-            target["body"] = base64.b64encode(spec.body).decode("ascii")
-        lines.append(json.dumps(target, separators=(",", ":")))
+    for _ in range(rounds):
+        for spec in spread:
+            sent, fragment = spec, f"line-{spec.line}"
+            if spec.lookup:
+                numbers[spec.line] += 1
+                mark = write_mark(token, spec.line, numbers[spec.line])
+                sent, fragment = spec.marked(mark), f"{fragment}-mark-{mark}"
+            lines.append(_json_target(sent, base_url, fragment))
     # Every line ends in "\n": vegeta's JSON targeter drops a last line that does not (bufio's ReadBytes hits EOF).
     return "".join(line + "\n" for line in lines)

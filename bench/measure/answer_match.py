@@ -1,27 +1,56 @@
-"""Whether a server answered what Flask's development server answers, the parts that change from one request to the
-next (a CSRF token, a date, a nonce) masked: the development server is asked twice, what differs between its two
-answers becomes a wildcard, and the rest must come back as it was."""
+"""Whether a server answered what Flask's development server answers, the parts that change from one answer to the
+next (a CSRF token, a date, a nonce, what the set-up wrote) masked: the development server is asked more than once,
+what differs between its answers becomes a wildcard, and the rest must come back as it was. A wildcard covers the
+whole token a difference falls in (a run of letters, digits and - _ . = + /, as tokens, ids and salts are written),
+and the whole date or time: the characters two answers happen to share inside one are no literal a third keeps."""
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from itertools import accumulate
 
-# Words (bytes from 0x80 up count as letters, so a UTF-8 word stays whole), runs of white space, and single other
-# bytes. Matching whole words rather than characters keeps two random tokens from lining up on the few characters
-# they happen to share, which would be literals that a third token misses.
-_TOKEN = re.compile(rb"[\w\x80-\xff]+|\s+|[^\w\s\x80-\xff]")
-# A literal this short between two wildcards is taken for a coincidence (the "." both numbers had, the "+" both
-# nonces had) and masked with them.
+# Runs of token characters (bytes from 0x80 up count as letters, so a UTF-8 word stays whole), runs of white space,
+# and single other bytes. Matching whole runs keeps two random tokens (a CSRF token: base64 in parts joined by "."
+# and "-") from lining up on the pieces they happen to share, pieces a third token does not have.
+_TOKEN_CHARACTERS = rb"\w\x80-\xff\-.=+/"
+_TOKEN = re.compile(rb"[" + _TOKEN_CHARACTERS + rb"]+|\s+|[^\s" + _TOKEN_CHARACTERS + rb"]")
+# Dates and times as apps write them: ISO 8601 and str(datetime), HTTP's and e-mail's dates, ctime's, a time alone.
+# A difference inside one masks all of it: two answers a few seconds apart share the date, the hour and the minute,
+# which a way asked minutes later does not.
+_MONTH = rb"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
+_WEEKDAY = rb"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? "
+_CLOCK = rb"\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
+_ZONE = rb"(?: ?(?:Z|GMT|UTC|[+-]\d{2}:?\d{2}))?"
+_THEN_CLOCK = rb"(?:(?:T|,? (?:at )?)" + _CLOCK + rb")?"  # "T10:00", " 10:00", ", 10:00", " at 10:00"
+_ISO_DATE = rb"\d{4}-\d{2}-\d{2}" + _THEN_CLOCK + _ZONE  # 2026-11-27T10:00:01.5+00:00, str(datetime)
+_HTTP_DATE = rb"(?:" + _WEEKDAY + rb")?\d{1,2}[ -]" + _MONTH + rb"[ -]\d{2,4}" + _THEN_CLOCK + _ZONE
+_CTIME = rb"(?:" + _WEEKDAY + rb")?" + _MONTH + rb" [ \d]?\d(?:,? \d{4})?" + _THEN_CLOCK + rb"(?: \d{4})?"
+_DATE_TIME = re.compile(b"|".join([_ISO_DATE, _HTTP_DATE, _CTIME, _CLOCK]))
+# A literal this short between two wildcards is taken for a coincidence (the ":" both times had, the " " between a
+# changing date and a changing count) and masked with them.
 _SHORTEST_LITERAL = 4
 # Stretches of the two answers with no token found once in each are aligned by SequenceMatcher, whose time grows with
 # the product of their lengths: 0.35 s for 2,000 tokens each of two kinds only, its worst, half a minute for two
 # whole 100 KB pages. Past this product, the stretch is masked whole.
 _ALIGN_MAX = 4_000_000
 _SHOWN = 40
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """Where an answer first stops matching a mask: the byte, what the reference has from there (up to its next
+    wildcard) and what the answer has."""
+
+    at: int
+    expected: bytes
+    got: bytes
+
+    def __str__(self) -> str:
+        return f"at byte {self.at}: expected {shown(self.expected)}, got {shown(self.got)}"
 
 
 @dataclass(frozen=True)
@@ -44,12 +73,17 @@ class AnswerMask:
 
     def difference(self, body: bytes) -> str | None:
         """None when `body` matches; else where it first differs, in one line."""
+        found = self.mismatch(body)
+        return None if found is None else str(found)
+
+    def mismatch(self, body: bytes) -> Mismatch | None:
+        """None when `body` matches; else where it first differs."""
         parts = self.literal_parts
         if len(parts) == 1 and body == parts[0]:
             return None
         if len(parts) == 1 or not body.startswith(parts[0]):
             at = _common_prefix(parts[0], body)
-            return _describe(at, parts[0][at:], body[at:])
+            return Mismatch(at, parts[0][at:], body[at:])
         at = len(parts[0])
         # Each part at its leftmost place after the one before: if any placing matches, this one does, as a later
         # place only leaves less room for the parts after it.
@@ -75,7 +109,7 @@ def _common_prefix(a: bytes, b: bytes) -> int:
     return low
 
 
-def _missing(part: bytes, body: bytes, start: int) -> str:
+def _missing(part: bytes, body: bytes, start: int) -> Mismatch:
     """Where `part`, expected somewhere from `start` on, stops matching: after its longest beginning found there."""
     low, high = 0, len(part)
     while low < high:  # a beginning found means every shorter one is
@@ -85,14 +119,11 @@ def _missing(part: bytes, body: bytes, start: int) -> str:
         else:
             high = middle - 1
     at = body.find(part[:low], start) + low
-    return _describe(at, part[low:], body[at:])
+    return Mismatch(at, part[low:], body[at:])
 
 
-def _describe(at: int, expected: bytes, got: bytes) -> str:
-    return f"at byte {at}: expected {_shown(expected)}, got {_shown(got)}"
-
-
-def _shown(data: bytes) -> str:
+def shown(data: bytes) -> str:
+    """Bytes as a line shows them: their first _SHOWN, quoted; "the end" for none."""
     if not data:
         return "the end"
     return repr(data[:_SHOWN]) + ("..." if len(data) > _SHOWN else "")
@@ -162,28 +193,60 @@ def _matching_blocks(a: list[bytes], b: list[bytes]) -> list[tuple[int, int, int
     return sorted(blocks)
 
 
-def mask(first: bytes, second: bytes) -> AnswerMask:
-    """The reference answer asked twice: what both say stays literal, what differs becomes a wildcard."""
-    if first == second:
-        return AnswerMask(literal_parts=(first,), masked=0)
-    a, b = _TOKEN.findall(first), _TOKEN.findall(second)
-    starts = [0, *accumulate(map(len, a))]  # the byte offset of each token of `first`
-    blocks = _matching_blocks(a, b)
-    spans: list[tuple[int, int]] = []  # bytes of `first` that stay literal, a wildcard between each two
+def _kept_tokens(a: list[bytes], b: list[bytes]) -> tuple[list[bool], list[bool]]:
+    """Which tokens of `a` come back in `b`, in order (kept, one per token), and where `b` has tokens between two
+    of `a` that `a` has not (inserted, one per place: before each token and after the last)."""
+    kept = [False] * len(a)
+    inserted = [False] * (len(a) + 1)
     ends = (0, 0)
-    for i, j, n in blocks:
-        if spans and (i, j) == ends:
-            spans[-1] = (spans[-1][0], starts[i + n])
-        else:
-            spans.append((starts[i], starts[i + n]))
+    for i, j, n in _matching_blocks(a, b):
+        kept[i : i + n] = [True] * n
+        if i == ends[0] and j != ends[1]:  # nothing of `a` since the block before, something of `b`
+            inserted[i] = True
         ends = (i + n, j + n)
-    parts = [first[start:end] for start, end in spans]
-    if not blocks or blocks[0][:2] != (0, 0):
-        parts.insert(0, b"")
-    if ends != (len(a), len(b)):
-        parts.append(b"")
-    inner = [part for part in parts[1:-1] if len(part) >= _SHORTEST_LITERAL]
-    literal_parts = (parts[0], *inner, parts[-1])
+    if ends[0] == len(a) and ends[1] != len(b):
+        inserted[len(a)] = True
+    return kept, inserted
+
+
+def _whole_dates(first: bytes, starts: list[int], kept: list[bool], inserted: list[bool]) -> None:
+    """A date or time of `first` with a difference in it is masked whole, not only the digits that differed."""
+    for found in _DATE_TIME.finditer(first):
+        low = bisect_right(starts, found.start()) - 1  # the token it begins in
+        high = bisect_left(starts, found.end())  # the first token after it
+        if not all(kept[low:high]) or any(inserted[low + 1 : high]):
+            kept[low:high] = [False] * (high - low)
+
+
+def mask(first: bytes, *others: bytes) -> AnswerMask:
+    """The reference's answers to one request (asked twice, in each of two set-ups): what all of them say stays
+    literal, what any of them differs in becomes a wildcard."""
+    others = tuple(dict.fromkeys(other for other in others if other != first))
+    if not others:
+        return AnswerMask(literal_parts=(first,), masked=0)
+    a = _TOKEN.findall(first)
+    kept, inserted = [True] * len(a), [False] * (len(a) + 1)
+    for other in others:
+        kept_here, inserted_here = _kept_tokens(a, _TOKEN.findall(other))
+        kept = [both and here for both, here in zip(kept, kept_here, strict=True)]
+        inserted = [either or here for either, here in zip(inserted, inserted_here, strict=True)]
+    _whole_dates(first, [0, *accumulate(map(len, a))], kept, inserted)
+    parts: list[list[bytes]] = [[]]  # the literal parts, as tokens of `first`: a wildcard before each but the first
+    wildcard = False  # one is due before the next literal token
+    for index, token in enumerate(a):
+        wildcard = wildcard or inserted[index] or not kept[index]
+        if kept[index]:
+            if wildcard:
+                parts.append([])
+                wildcard = False
+            parts[-1].append(token)
+    if wildcard or inserted[len(a)]:
+        parts.append([])
+    joined = [b"".join(part) for part in parts]
+    if len(joined) == 1:
+        return AnswerMask(literal_parts=(joined[0],), masked=0)
+    inner = [part for part in joined[1:-1] if len(part) >= _SHORTEST_LITERAL]
+    literal_parts = (joined[0], *inner, joined[-1])
     return AnswerMask(literal_parts=literal_parts, masked=len(literal_parts) - 1)
 
 

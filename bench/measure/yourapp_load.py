@@ -1,14 +1,16 @@
 """The measuring of `make yourapp`: the requests file's mix at a number of clients (vegeta in a closed loop, from
-its JSON targets), read per request type; and what each request type costs alone (CPU, wall time, the rest spent
+its JSON targets), read per request of the file, an answer counting only with that request's expected status; its
+writes looked up afterwards (yourapp_session); and what each request type costs alone (CPU, wall time, the rest spent
 waiting, and where its CPU goes, by py-spy)."""
 
 from __future__ import annotations
 
 import json
+import secrets
 import subprocess
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +19,11 @@ from bench.containers.sampler import Sampler
 from bench.containers.yourapp_ways import RunningWay
 from bench.loadgen.hey import error_kind
 from bench.loadgen.percentiles import rounded_rank
-from bench.loadgen.vegeta_targets import RequestSpec, vegeta_json_targets
+from bench.loadgen.vegeta_targets import RequestSpec, labels, request_of, vegeta_json_targets
 from bench.measure import profile
 from bench.measure.client import build_loadgen_image
 from bench.measure.yourapp_checks import ask
+from bench.measure.yourapp_session import Session, acknowledged, look_up, send_samples
 
 TIMEOUT_SECONDS = 30
 
@@ -32,18 +35,23 @@ class MixResult:
 
     clients: int
     requests: int
-    rps: float  # answers with the expected status per second of the load
-    errors: int  # requests without the expected status, or without an answer
+    rps: float  # answers with their request's expected status per second of the load
+    errors: int  # requests without their expected status, or without an answer
     status_codes: dict[str, int]
     failure_kinds: dict[str, int]  # connect, timeout, closed, other (no answer); status (not the expected one)
     p50_ms: float | None
     p99_ms: float | None  # over every request, a failed one ranked slowest; None where the rank falls on one
-    per_type: dict[str, dict[str, Any]]  # request type -> requests, errors, p50_ms, p99_ms
+    # Per request of the file, by its label (bench/loadgen/vegeta_targets.labels): line, expect, requests, answered
+    # (with the expected status), errors, statuses (every status it got, "0": no answer), p50_ms, p99_ms.
+    per_type: dict[str, dict[str, Any]]
     cpu_ms_per_request: float | None  # the app's processes' CPU over the requests answered
     rss_mb_peak: float | None  # the app's processes together
     processes: int | None
     loadgen_cpu_seconds: float | None  # vegeta's own: the measurement's own cost
     command: list[str]
+    # Per write of the file, by its label: its lookup page, acknowledged, found, lost (acknowledged, not found),
+    # found_unacknowledged; or the problem that kept it from being looked up.
+    writes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def vegeta_command(targets: Path, clients: int, seconds: float, output: Path) -> list[str]:
@@ -81,10 +89,14 @@ def run_vegeta(running: RunningWay, targets_text: str, clients: int, seconds: fl
     return command, done.stdout, float(done.stderr.split()[-1])
 
 
-def mix_load(running: RunningWay, requests: list[RequestSpec], clients: int, seconds: float) -> MixResult:
-    base = f"http://{service_host(running)}"
-    targets_text = vegeta_json_targets(requests, base)
-    expected = {(r.method, r.target): r.expect for r in requests}
+def mix_load(
+    running: RunningWay, session: Session, statuses: dict[int, int], clients: int, seconds: float
+) -> MixResult:
+    """The session's mix under `clients` clients; `statuses`: each request's expected status, by its line. Each
+    write is marked with this load's own token, one of each sent before and every one looked up after."""
+    token, port, host = secrets.token_hex(4), running.published_port, service_host(running)
+    samples = send_samples(port, host, session, statuses, token)
+    targets_text = vegeta_json_targets(session.mix, f"http://{host}", token)
     container = running.container_ids()["app"]
     cpu_before = container_cpu_seconds(container)
     with Sampler(running.main_pid("app")) as sampler:
@@ -93,9 +105,10 @@ def mix_load(running: RunningWay, requests: list[RequestSpec], clients: int, sec
     results = [json.loads(line) for line in output.splitlines() if line.strip()]
     if not results:
         raise ValueError("vegeta sent no request")
-    return summarise(
+    result = summarise(
         results,
-        expected,
+        session.mix,
+        statuses,
         clients,
         seconds,
         command,
@@ -104,6 +117,10 @@ def mix_load(running: RunningWay, requests: list[RequestSpec], clients: int, sec
         processes=len(running.processes("app")),
         loadgen_cpu=loadgen_cpu,
     )
+    if not any(spec.lookup for spec in session.mix):
+        return result
+    writes = look_up(port, host, session, token, acknowledged(results, statuses), samples)
+    return replace(result, writes=writes)
 
 
 def service_host(running: RunningWay) -> str:
@@ -113,7 +130,8 @@ def service_host(running: RunningWay) -> str:
 
 def summarise(
     results: list[dict[str, Any]],
-    expected: dict[tuple[str, str], int | None],
+    requests: list[RequestSpec],
+    statuses: dict[int, int],
     clients: int,
     seconds: float,
     command: list[str],
@@ -122,55 +140,64 @@ def summarise(
     processes: int | None,
     loadgen_cpu: float | None,
 ) -> MixResult:
-    """vegeta's results, one per request: its URL says which request of the file it was."""
-    statuses: Counter[str] = Counter()
+    """vegeta's results, one per request: its URL's fragment says which request of the file it was (two may share
+    their method and path, and differ in body or expected status), and so which status it must have to count."""
+    names = labels(requests)
+    statuses_seen: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
-    by_type: dict[str, list[float]] = defaultdict(list)
-    failed_by_type: Counter[str] = Counter()
-    latencies: list[float] = []
-    failures = 0
+    answered: dict[int, list[float]] = defaultdict(list)  # per line: the latencies of the expected answers
+    got: dict[int, Counter[str]] = defaultdict(Counter)  # per line: each status it got
     for result in results:
-        target = "/" + result["url"].split("/", 3)[3] if result["url"].count("/") >= 3 else "/"
-        name = f"{result['method']} {target}"
-        want = expected.get((result["method"], target))
+        line = _line_of(result, statuses)
         code = result["code"]
-        statuses[str(code)] += 1
-        good = code != 0 and (code == want if want else code < 500)
-        if good:
-            latencies.append(result["latency"] / 1e6)
-            by_type[name].append(result["latency"] / 1e6)
+        statuses_seen[str(code)] += 1
+        got[line][str(code)] += 1
+        if code == statuses[line]:
+            answered[line].append(result["latency"] / 1e6)
         else:
-            failures += 1
-            failed_by_type[name] += 1
             kinds[error_kind(result["error"]) if code == 0 else "status"] += 1
+    latencies = [latency for values in answered.values() for latency in values]
+    failures = len(results) - len(latencies)
     ordered = sorted(latencies) + [float("inf")] * failures
-    answered = len(latencies)
-
-    per_type = {}
-    for name in sorted(set(by_type) | set(failed_by_type)):
-        ranked = sorted(by_type[name]) + [float("inf")] * failed_by_type[name]
-        per_type[name] = {
-            "requests": len(ranked),
-            "errors": failed_by_type[name],
-            "p50_ms": rounded_rank(ranked, 0.5),
-            "p99_ms": rounded_rank(ranked, 0.99),
-        }
     return MixResult(
         clients=clients,
         requests=len(results),
-        rps=round(answered / seconds, 1),
+        rps=round(len(latencies) / seconds, 1),
         errors=failures,
-        status_codes=dict(sorted(statuses.items())),
+        status_codes=dict(sorted(statuses_seen.items())),
         failure_kinds=dict(sorted(kinds.items())),
         p50_ms=rounded_rank(ordered, 0.5),
         p99_ms=rounded_rank(ordered, 0.99),
-        per_type=per_type,
-        cpu_ms_per_request=round(cpu * 1000 / answered, 2) if cpu is not None and answered else None,
+        per_type={names[line]: _per_request(line, statuses[line], answered[line], got[line]) for line in sorted(got)},
+        cpu_ms_per_request=round(cpu * 1000 / len(latencies), 2) if cpu is not None and latencies else None,
         rss_mb_peak=rss_mb,
         processes=processes,
         loadgen_cpu_seconds=loadgen_cpu,
         command=command,
     )
+
+
+def _line_of(result: dict[str, Any], statuses: dict[int, int]) -> int:
+    found = request_of(result["url"])
+    if found is None or found[0] not in statuses:
+        raise ValueError(f"vegeta's result for {result['url']} names no request of the file")
+    return found[0]
+
+
+def _per_request(line: int, expect: int, answered: list[float], got: Counter[str]) -> dict[str, Any]:
+    """One request of the file under load: its answers with its expected status, and every status it got."""
+    requests = sum(got.values())
+    ranked = sorted(answered) + [float("inf")] * (requests - len(answered))
+    return {
+        "line": line,
+        "expect": expect,
+        "requests": requests,
+        "answered": len(answered),
+        "errors": requests - len(answered),
+        "statuses": dict(sorted(got.items())),
+        "p50_ms": rounded_rank(ranked, 0.5),
+        "p99_ms": rounded_rank(ranked, 0.99),
+    }
 
 
 @dataclass(frozen=True)
@@ -185,14 +212,18 @@ class RequestCost:
     samples: int
 
 
-def request_cost(running: RunningWay, request: RequestSpec, seconds: float = 3.0) -> RequestCost:
+def request_cost(
+    running: RunningWay, request: RequestSpec, seconds: float = 3.0, most: int | None = None
+) -> RequestCost:
+    """`request` one after another for `seconds`, or `most` times where that comes first (a write: each one adds to
+    the data the way's loads then read, and the other ways get none of them)."""
     container = running.container_ids()["app"]
     spy = subprocess.Popen(
         profile.command(container, round(seconds) + 1), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     time.sleep(1.0)  # py-spy's container starting: the samples then cover the requests
     cpu_before, started, count = container_cpu_seconds(container), time.monotonic(), 0
-    while time.monotonic() - started < seconds:
+    while time.monotonic() - started < seconds and (most is None or count < most):
         ask(running.published_port, request)
         count += 1
     wall = time.monotonic() - started

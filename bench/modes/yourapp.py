@@ -11,26 +11,46 @@ run where they can."""
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 import tarfile
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bench.containers.roles import UNSTEADY_FACTOR
 from bench.containers.scenarios import ROOT
-from bench.containers.yourapp_image import AppError, AppSource, app_source, build_app_image, last_line
+from bench.containers.yourapp_image import (
+    AppError,
+    AppSource,
+    app_source,
+    build_app_image,
+    last_line,
+    pins_said,
+    server_versions,
+)
 from bench.containers.yourapp_ways import RunningWay, Way, choose
-from bench.loadgen.vegeta_targets import RequestsFileError, RequestSpec, read_requests
+from bench.loadgen.vegeta_targets import RequestsFileError, RequestSpec, labels, read_requests, with_session
 from bench.measure import profile
 from bench.measure.host_probe import host_cpu_probe
 from bench.measure.resultset import Progress, ResultSet
 from bench.measure.scenario_start import ScenarioStart
-from bench.measure.yourapp_checks import Expected, blocked_greenlets, first_difference, reference_answers, unpatchable
-from bench.measure.yourapp_load import mix_load, request_cost
+from bench.measure.yourapp_checks import (
+    AnswerParts,
+    Expected,
+    blocked_greenlets,
+    expected_answers,
+    first_difference,
+    reference_round,
+    unpatchable,
+)
+from bench.measure.yourapp_load import MixResult, mix_load, request_cost, service_host
+from bench.measure.yourapp_session import Session, locked_in_log, log_in
 from bench.render import yourapp as page
 from bench.results.records import CpuProbe
+from bench.results.yourapp import outcome
 
 FLASK_RELEASE = "3.1.3"  # flaskr, the example, from this release's source distribution on PyPI
 CACHE = ROOT / ".cache" / "yourapp"
@@ -40,13 +60,30 @@ EXAMPLES: dict[str, dict[str, str]] = {
     "flaskr": {
         "callable": "flaskr:create_app()",
         # Its own test data (tests/data.sql, in the source distribution): the user `test` and one post.
-        "setup": 'flask --app flaskr init-db && python -c "import sqlite3;'
+        # `flask init-db`, not `flask --app flaskr init-db`: the image's FLASK_APP names the app on every Flask.
+        "setup": 'flask init-db && python -c "import sqlite3;'
         " c = sqlite3.connect('instance/flaskr.sqlite'); c.executescript(open('tests/data.sql').read()); c.commit()\"",
         "requests": str(EXAMPLES_DIR / "flaskr" / "requests.txt"),
         "requirements": str(EXAMPLES_DIR / "flaskr" / "requirements.txt"),
     },
 }
 COSTS_ON = ("gunicorn-threads", "granian", "waitress")  # a sync way: each request's time is its own
+# A write's cost alone: at most this many, each one more row for the costs way's loads to read than the others get.
+WRITES_ALONE = 200
+REQUEST_FIELDS = ("line", "name", "weight", "expect", "login", "lookup")  # each request's, in the set's metadata
+# The reference's fresh containers, each after its own SETUP: what one set-up writes differently from the next (a
+# user's last_seen, a random id, a salt) differs between them, and is masked as what changes between two askings is.
+REFERENCE_SETUPS = 2
+# How the reference runs (yourapp/compose.yml's devserver), for the record and the run's output.
+REFERENCE_HOW = (
+    "Werkzeug's development server (what `flask run` starts), threaded, serving the callable as every way imports"
+    " it (yourapp_entry:application): no .flaskenv or .env read, no reloader, no debugger, debug as the app and its"
+    f" environment set it, as in every way; each request asked twice in each of {REFERENCE_SETUPS} fresh containers,"
+    " SETUP run in each"
+)
+# The line the devserver's command prints before it serves: whether the app it serves is in debug mode (True, False;
+# None where the callable is no Flask app, a middleware around one).
+_REFERENCE_DEBUG = re.compile(r"^yourapp reference: debug (\S+)", re.MULTILINE)
 
 
 def fetch_flaskr() -> Path:
@@ -122,6 +159,7 @@ class Run:
         self, options: argparse.Namespace, source: AppSource, requests: list[RequestSpec], ways: list[Way]
     ) -> None:
         self.options, self.source, self.requests, self.ways = options, source, requests, ways
+        self.mix = with_session(requests, None)  # all but the file's # login; each container adds its own cookies
         self.clients = [int(value) for value in options.clients.split()]
         self.environment = {
             "YOURAPP_IMAGE": source.image,
@@ -145,49 +183,84 @@ class Run:
                           "server_command": way.command, "problem": problem})  # fmt: skip
 
     def reference(self, way: Way) -> bool:
-        with ScenarioStart(self.results.metadata["packages"]) as start:
-            running = start.up(RunningWay(way, self.environment, self.options.services))
-            try:
-                self.expected = reference_answers(running.published_port, self.requests)
-            except ValueError as error:
-                print(f"{self.options.requests}: {error}", flush=True)
-                self.failures.append(f"{way.name}: {error}")
+        """The expected answers: the development server in REFERENCE_SETUPS fresh containers, each request asked
+        twice in each; False, said and recorded, where it does not start or does not answer as the file expects."""
+        rounds: list[list[tuple[AnswerParts, AnswerParts]]] = []
+        debug: bool | None = None  # as the served app said, where it is a Flask app
+        for setup in range(1, REFERENCE_SETUPS + 1):
+            print(f"  the development server, set-up {setup} of {REFERENCE_SETUPS}", flush=True)
+            with ScenarioStart(self.results.metadata["packages"]) as start:
+                running = start.up(RunningWay(way, self.environment, self.options.services))
+                session = self.log_in(running)  # the file's # login, once in each container
+                if session is None:
+                    return False
+                rounds.append(reference_round(running.published_port, session.mix, service_host(running)))
+                said = _REFERENCE_DEBUG.search(running.app_logs())
+                debug = {"True": True, "False": False}.get(said[1]) if said else debug
+            if start.problem:
+                self.did_not_start(way, start.problem)
                 return False
-        if start.problem:
-            self.did_not_start(way, start.problem)
+        self.results.metadata["reference"] = {"way": way.name, "command": way.command, "how": REFERENCE_HOW,
+                                              "setups": REFERENCE_SETUPS, "debug": debug}  # fmt: skip
+        try:
+            self.expected = expected_answers(self.mix, rounds)
+        except ValueError as error:
+            print(f"{self.options.requests}: {error}", flush=True)
+            self.failures.append(f"{way.name}: {error}")
             return False
-        masked = sum(expected.mask.masked for expected in self.expected)
+        masked = sum(expected.masked for expected in self.expected)
         print(f"  the development server answered all {len(self.requests)} requests; {masked} parts masked", flush=True)
+        if debug:
+            print("  the app is in debug mode (its config or FLASK_DEBUG in its environment), in every way", flush=True)
         return True
 
     def measure(self, way: Way, progress: Progress) -> None:
         with ScenarioStart(self.results.metadata["packages"]) as start:
             running = start.up(RunningWay(way, self.environment, self.options.services))
-            difference = first_difference(running.published_port, self.expected)
+            session = self.log_in(running)
+            if session is None:
+                return
+            expected = [replace(e, request=mine) for e, mine in zip(self.expected, session.mix, strict=True)]
+            difference = first_difference(running.published_port, expected, service_host(running))
             if difference:
                 self.did_not_start(way, f"differs from the development server: {difference}")
                 return
             if way.name == self.costs_way:
-                self.request_costs(running)
+                self.request_costs(running, session.mix)
             for clients in self.clients:
                 for repeat in range(1, self.options.repeat + 1):
                     progress.show(way.name, f"{clients} clients, repeat {repeat}")
-                    self.load(running, clients, repeat)
+                    self.load(running, session, clients, repeat)
                     progress.done += 1
         if start.problem:
             self.did_not_start(way, start.problem)
 
-    def request_costs(self, running: RunningWay) -> None:
+    def log_in(self, running: RunningWay) -> Session | None:
+        """The file's # login sent once to this container: the session whose cookies the requests after the login
+        carry, in the verification and every load. None, said and recorded, where it did not log in: on the
+        development server the file's or the app's problem, on a way the way's (left out)."""
+        try:
+            return log_in(running.published_port, self.requests, service_host(running))
+        except ValueError as error:
+            if running.way.reference:
+                print(f"{self.options.requests}: {error}", flush=True)
+                self.failures.append(f"{running.way.name}: {error}")
+            else:
+                self.did_not_start(running.way, f"did not log in: {error}")
+            return None
+
+    def request_costs(self, running: RunningWay, mix: list[RequestSpec]) -> None:
         print(f"  what each request type costs alone, on {running.way.name}", flush=True)
         costs = {}
-        for request in dict((r.name, r) for r in self.requests).values():
-            cost = request_cost(running, request)
-            costs[request.name] = {"weight": request.weight, **vars(cost)}
+        for label, request in zip(labels(mix).values(), mix, strict=True):
+            alone = request.marked(f"alone-{request.line}")  # a write: no load's mark
+            cost = request_cost(running, alone, most=WRITES_ALONE if request.lookup else None)
+            costs[label] = {"weight": request.weight, **vars(cost)}
         self.results.metadata["request_costs"] = costs
         self.results.metadata["request_costs_on"] = running.way.name
         self.results.save()
 
-    def load(self, running: RunningWay, clients: int, repeat: int) -> None:
+    def load(self, running: RunningWay, session: Session, clients: int, repeat: int) -> None:
         way = running.way
         before = host_cpu_probe()
         started = datetime.now(UTC).isoformat()  # gevent's monitor reports from this load on, not the earlier ones'
@@ -199,8 +272,9 @@ class Run:
             "seconds": self.options.seconds,
             "server_command": way.command,
         }
+        statuses = {expected.request.line: expected.status for expected in self.expected}  # the file's or devserver's
         try:
-            result = mix_load(running, self.requests, clients, self.options.seconds)
+            result = mix_load(running, session, statuses, clients, self.options.seconds)
         except (ValueError, subprocess.SubprocessError) as error:
             self.results.add({**record, "ok": False, "problem": str(error).splitlines()[0]})
             self.failures.append(f"{way.name} at {clients}")
@@ -208,18 +282,33 @@ class Run:
         record |= vars(result) | {"cpu_probe": cpu_probe(before, host_cpu_probe()).to_json()}
         state = running.health().get("app", "gone")
         problem = None if state == "healthy" else f"the app's container is {state} after the load"
+        logs = running.app_logs(since=started)
+        record["locked"] = locked_in_log(logs)
         if way.mode == "gevent":
-            blocked = blocked_greenlets(running.app_logs(since=started))
+            blocked = blocked_greenlets(logs)
             record |= {
                 "blocked_reports": blocked.reports,
                 "blocked_where": blocked.where,
                 "blocked_stack": blocked.stack,
             }
-        if result.errors and not problem:
-            kinds = ", ".join(f"{kind} {count}" for kind, count in result.failure_kinds.items())
-            problem = f"{result.errors} of {result.requests} requests without their expected status ({kinds})"
+        problem = problem or load_problem(result)
         self.results.add({**record, "rps": result.rps, "ok": problem is None, "problem": problem})
         print(f"    {result.rps} requests/s, P99 {result.p99_ms} ms, {result.errors} errors", flush=True)
+
+
+def load_problem(result: MixResult) -> str | None:
+    """What went wrong in a load, in one line: each request without its expected status and what it got instead;
+    the writes acknowledged and not found, or not looked up."""
+    said = []
+    if result.errors:
+        missed = "; ".join(f"{label}: {outcome(entry)}" for label, entry in result.per_type.items() if entry["errors"])
+        said.append(f"{result.errors} of {result.requests} requests without their expected status ({missed})")
+    for label, entry in result.writes.items():
+        if entry.get("problem"):
+            said.append(f"{label}: writes not looked up: {entry['problem']}")
+        elif entry.get("lost"):
+            said.append(f"{label}: {entry['lost']} of {entry['acknowledged']} acknowledged writes not found")
+    return "; ".join(said) or None
 
 
 def run(options: argparse.Namespace) -> int:
@@ -233,9 +322,15 @@ def run(options: argparse.Namespace) -> int:
         return 2
     for name, fix in unpatchable(source.requirements).items():
         print(f"{name}: gevent cannot patch its waits; the fix: {fix}", flush=True)
+    replaced = pins_said(source)
+    if replaced:
+        print(replaced, flush=True)
     print(f"building {source.image} (its requirements in one layer every way shares)", flush=True)
     try:
         build_app_image(source)
+        servers, also_replaced = server_versions(source)  # the versions every way runs, whatever the pins said
+        if also_replaced:
+            print(also_replaced, flush=True)
         profile.build_image()
     except AppError as error:
         print(error, file=sys.stderr)
@@ -247,14 +342,15 @@ def run(options: argparse.Namespace) -> int:
         "setup": options.setup,
         "requirements": list(source.requirements),
         "python": source.python,
-        "requests": [{"line": r.line, "name": r.name, "weight": r.weight, "expect": r.expect} for r in requests],
+        "requests": [{key: getattr(r, key) for key in REQUEST_FIELDS} for r in requests],
         "unpatchable": unpatchable(source.requirements),
+        "servers": servers,
         "clients": this.clients,
         "repeat": options.repeat,
     }
     loaded = [way for way in ways if not way.reference]
     progress = Progress(len(loaded) * len(this.clients) * options.repeat)
-    print("the development server, asked each request twice: the answers every way must give", flush=True)
+    print(f"the reference, the answers every way must give: {REFERENCE_HOW}", flush=True)
     if not this.reference(ways[0]):
         this.results.finish()
         return this.results.say(this.failures, "results.json")

@@ -1,10 +1,11 @@
 """The page of a make yourapp set, results.md (and index.html, which shows it): the answer for the reader's app,
-computed from its figures, then the table per client count, what each request type costs alone, what gevent's
-monitor caught, and the ways left out."""
+computed from its figures, then the table per client count, the requests that got anything but their expected
+status, the writes looked up after each load, what each request type costs alone, what gevent's monitor caught, and
+the ways left out. A set from before 2026-11-28 kept neither statuses per request nor writes: its page is as it was."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -13,7 +14,7 @@ from bench.render import html_page
 from bench.render.shared import head, markdown_table, took
 from bench.results.records import Metadata
 from bench.results.store import LoadedSet
-from bench.results.yourapp import YourAppResult
+from bench.results.yourapp import YourAppResult, outcome
 
 WAITING = 0.5  # a mix whose requests spend at least this share of their time waiting is "mostly waiting"
 
@@ -97,7 +98,104 @@ def answer(records: list[YourAppResult], metadata: Metadata) -> list[str]:
                          "own work held it, not a call of the app's (its stack below).")  # fmt: skip
     for name, fix in (metadata.extra.get("unpatchable") or {}).items():
         lines.append(f"- {name} waits in C, where gevent's patches do not reach: {fix}.")
+    return lines + writes_answer(records)
+
+
+def loads(records: list[YourAppResult]) -> list[tuple[str, int, list[YourAppResult]]]:
+    """Each way at each client count, its repeats together, in the page's order."""
+    found = []
+    for clients in sorted({record.clients for record in records if record.measured}):
+        found += [(way, clients, repeats) for way, repeats in sorted(by_way(records, clients).items())]
+    return found
+
+
+def looked_up(found: list[YourAppResult]) -> dict[str, Counter[str]]:
+    """Each write's counts over a way's repeats, those whose writes were looked up (the others say why: problems)."""
+    summed: dict[str, Counter[str]] = defaultdict(Counter)
+    for record in found:
+        for label, entry in record.writes.items():
+            if "problem" not in entry:
+                summed[label].update({key: value for key, value in entry.items() if isinstance(value, int)})
+    return summed
+
+
+def problems(records: list[YourAppResult]) -> list[str]:
+    return [
+        f"- {record.target} at {record.clients} clients, repeat {record.repeat}, `{label}`: {entry['problem']}"
+        for record in records
+        for label, entry in record.writes.items()
+        if "problem" in entry
+    ]
+
+
+def writes_answer(records: list[YourAppResult]) -> list[str]:
+    """A sentence on the writes looked up and one on SQLite's lock, where the set has them."""
+    lines = []
+    if any(record.writes for record in records):
+        summed = {(way, clients): looked_up(found) for way, clients, found in loads(records)}
+        acknowledged = sum(total["acknowledged"] for writes in summed.values() for total in writes.values())
+        lost = {key: sum(total["lost"] for total in writes.values()) for key, writes in summed.items()}
+        if not any(lost.values()):
+            lines.append(f"- Every write acknowledged under load ({acknowledged}) was found on its page afterwards.")
+        else:
+            where = ", ".join(f"{way} at {clients} clients: {count}" for (way, clients), count in lost.items() if count)
+            lines.append(f"- {sum(lost.values())} of {acknowledged} writes acknowledged under load were not found on "
+                         f"their page afterwards: {where}.")  # fmt: skip
+        if problems(records):
+            lines.append(f"- {len(problems(records))} loads' writes could not be looked up: see below why.")
+    locked = {(way, clients): sum(sum(r.locked.values()) for r in found) for way, clients, found in loads(records)}
+    if any(locked.values()):
+        where = ", ".join(f"{way} at {clients} clients: {count}" for (way, clients), count in locked.items() if count)
+        lines.append(f"- SQLite's \"database is locked\" failed {sum(locked.values())} requests (the app's log): "
+                     f"{where}. SQLite lets one writer in at a time: these waited out their connection's timeout "
+                     "for it.")  # fmt: skip
     return lines
+
+
+def status_lines(records: list[YourAppResult]) -> list[str]:
+    """Per way and client count, the requests of the file that got anything but their expected status (a set
+    before 2026-11-28 kept no statuses per request: none)."""
+    lines = []
+    for way, clients, found in loads(records):
+        summed: dict[str, dict[str, Any]] = {}
+        for record in found:
+            for label, entry in record.per_type.items():
+                if "statuses" in entry:
+                    into = summed.setdefault(label, {"expect": entry["expect"], "statuses": Counter()})
+                    into["statuses"].update(entry["statuses"])
+        missed = [
+            f"`{label}`: {outcome(entry | {'statuses': dict(sorted(entry['statuses'].items()))})}"
+            for label, entry in summed.items()
+            if set(entry["statuses"]) != {str(entry["expect"])}
+        ]
+        locked: Counter[str] = Counter()
+        for record in found:
+            locked.update(record.locked)
+        if locked:
+            named = ", ".join(f"{name or 'a request the log does not name'} {count}" for name, count in locked.items())
+            missed.append(f"SQLite's \"database is locked\" in the app's log {sum(locked.values())} times ({named})")
+        if missed:
+            together = f" ({len(found)} repeats together)" if len(found) > 1 else ""
+            lines.append(f"- {way} at {clients} clients{together}: " + "; ".join(missed))
+    return ["", "## Requests without their expected status", "", *lines] if lines else []
+
+
+def writes_table(records: list[YourAppResult]) -> list[str]:
+    """The writes of each load looked up on their page afterwards, per way and client count, repeats summed."""
+    rows = []
+    for way, clients, found in loads(records):
+        for label, total in looked_up(found).items():
+            page = next(record.writes[label]["lookup"] for record in found if label in record.writes)
+            counts = [str(total[key]) for key in ("acknowledged", "found", "lost", "found_unacknowledged")]
+            rows.append([way, str(clients), f"`{label}`", f"`{page}`", *counts])
+    if not rows and not problems(records):
+        return []
+    header = ["way", "clients", "write", "its page", "acknowledged", "found", "acknowledged, not found",
+              "found, not acknowledged"]  # fmt: skip
+    said = [markdown_table(header, rows)] if rows else []
+    if problems(records):
+        said += ([""] if rows else []) + problems(records)
+    return ["", "## Writes, looked up after each load", "", *said]
 
 
 def way_rows(records: list[YourAppResult], clients: int) -> list[list[str]]:
@@ -171,6 +269,7 @@ def render(out: Path, loaded: LoadedSet) -> None:
     ]
     for clients in sorted({record.clients for record in records if record.measured}):
         lines += ["", f"## {clients} clients", "", markdown_table(header, way_rows(records, clients))]
+    lines += status_lines(records) + writes_table(records)
     lines += costs_table(metadata)
     left_out = [record for record in records if not record.verified]
     if left_out:
