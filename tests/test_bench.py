@@ -169,7 +169,14 @@ def test_gunicorn_serves_the_streams_of_one_http2_connection_one_after_another()
 # to be under 0.75, and passed alone. Here, not among the scenarios' tests: those run beside another test.
 @pytest.mark.docker
 def test_mod_wsgi_s_sub_interpreters_with_their_own_gil_run_python_on_two_cores_at_once() -> None:
-    available = cores_two_busy_processes_get()
+    # The premise, a machine that gives two cores now: measured again for a few minutes where it did not (while the
+    # images are copied to the engines behind, this engine's dockerd sends them at the default weight).
+    for pause in (*PREMISE_PAUSES, None):
+        available = cores_two_busy_processes_get()
+        if available >= 1.6 or pause is None:
+            break
+        print(f"two busy processes got {available:.2f} cores: measured again in {pause:g} s")
+        time.sleep(pause)
     if available < 1.6:
         pytest.skip(f"two busy processes got {available:.2f} cores here: the claim needs a machine that gives two")
     with RunningScenario("sync-mod-wsgi-subinterpreters") as running:
@@ -188,6 +195,9 @@ def test_mod_wsgi_s_sub_interpreters_with_their_own_gil_run_python_on_two_cores_
     cores = (after - before) / seconds
     print(f"{cores:.2f} cores of Python at once; two busy processes got {available:.2f}")
     assert cores > 1.3, f"{cores:.2f} cores on average over {seconds:.1f} s; two busy processes got {available:.2f}"
+
+
+PREMISE_PAUSES = (5.0, 10.0, 20.0, 40.0, 60.0)
 
 
 def cores_two_busy_processes_get(seconds: float = 1.0) -> float:

@@ -27,6 +27,7 @@ from bench.loadgen.vegeta_targets import (
     vegeta_json_targets,
     with_session,
 )
+from bench.measure.client import build_loadgen_image
 from bench.measure.yourapp_load import summarise, vegeta_command
 from bench.measure.yourapp_session import (
     acknowledged,
@@ -339,7 +340,9 @@ def test_a_write_page_that_does_not_show_the_sample_is_said(tmp_path: Path, app:
     assert refused == {10: "the write sent before the load got status 302, expected 201"}
 
 
-@pytest.mark.skipif(not shutil.which("vegeta"), reason="vegeta is not installed (.ci/vegeta)")
+# Docker: where vegeta is not on this machine, its container (bench/loadgen/Dockerfile-vegeta) on the host's network,
+# the test's folder mounted where it is; in the Docker part of the run, so that the container can be built.
+@pytest.mark.docker
 def test_vegeta_keeps_the_fragment_in_its_results_and_never_sends_it(
     tmp_path: Path, app: tuple[int, type[App]]
 ) -> None:
@@ -352,10 +355,15 @@ def test_vegeta_keeps_the_fragment_in_its_results_and_never_sends_it(
     samples = send_samples(port, host, session, statuses, "feed0123")
     targets = tmp_path / "targets.json"
     targets.write_text(vegeta_json_targets(session.mix, f"http://{host}", "feed0123"))
-    command = vegeta_command(targets, 2, 0.5, tmp_path / "results.bin")
-    subprocess.run(command, check=True, capture_output=True, timeout=60)
-    encoded = subprocess.run(["vegeta", "encode", "-to", "json", str(tmp_path / "results.bin")], check=True,
-                             capture_output=True, text=True, timeout=60).stdout  # fmt: skip
+    tool: list[str] = []
+    if not shutil.which("vegeta"):
+        image = build_loadgen_image("vegeta")
+        tmp_path.chmod(0o777)  # the container's user, nobody, writes its results there
+        tool = ["docker", "run", "--rm", "--network", "host", "--volume", f"{tmp_path}:{tmp_path}", image]
+    command = [*tool, *vegeta_command(targets, 2, 0.5, tmp_path / "results.bin")]
+    subprocess.run(command, check=True, capture_output=True, timeout=120)
+    encoded = subprocess.run([*tool, "vegeta", "encode", "-to", "json", str(tmp_path / "results.bin")], check=True,
+                             capture_output=True, text=True, timeout=120).stdout  # fmt: skip
     results = [json.loads(line) for line in encoded.splitlines()]
     found = summarise(results, session.mix, statuses, 2, 0.5, command, cpu=None, rss_mb=None, processes=None,
                       loadgen_cpu=None)  # fmt: skip
