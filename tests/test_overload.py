@@ -14,6 +14,7 @@ from bench.containers.scenarios import load_targets
 from bench.loadgen.ab import parse_ab
 from bench.measure.client import choose_client, run_loadgen
 from tests.conftest import load
+from tests.cpu_share import where_the_cpu_was_there
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -45,11 +46,16 @@ def test_clients_far_beyond_capacity_queue_and_the_server_survives(scenario_name
         # client's own overhead), where a wedged worker, or one still stuck with the overload, would leave part
         # of the round for a second delay.
         assert running.processes("flask_app").keys() == processes
-        round_delay = 3.0
-        elapsed, answers = load(f"{target.url}?delay={round_delay:g}", requests_total=200, concurrency=200)
-        assert all(answer.status == 200 for answer in answers)
-        assert elapsed < 5 / 3 * round_delay, f"200 requests at once took {elapsed:.2f} s: part of the server is stuck"
+        elapsed = where_the_cpu_was_there(lambda: a_round_in_about_one_delay(target.url))
         print(
             f"{scenario_name}: {CLIENTS} clients, {result.complete} answered, {result.failed} failed, longest"
             f" {result.percentiles_ms[100] / 1000:.1f} s; then 200 at once in {elapsed:.2f} s"
         )
+
+
+def a_round_in_about_one_delay(url: str, round_delay: float = 3.0) -> float:
+    """200 requests of `round_delay` s at once: their time, about one delay."""
+    elapsed, answers = load(f"{url}?delay={round_delay:g}", requests_total=200, concurrency=200)
+    assert all(answer.status == 200 for answer in answers)
+    assert elapsed < 5 / 3 * round_delay, f"200 requests at once took {elapsed:.2f} s: part of the server is stuck"
+    return elapsed
