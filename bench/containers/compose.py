@@ -165,16 +165,23 @@ class RunningScenario:
 
     def wait_healthy(self, timeout: float | None = None) -> None:
         deadline = time.monotonic() + (timeout or self.ready_timeout)
+        expected = len(self.services())
         while time.monotonic() < deadline:
             states = self.health()
             if states and all(state == "healthy" for state in states.values()):
                 return
             broken = {service: state for service, state in states.items() if state in ("unhealthy", "exited", "dead")}
+            if len(states) < expected:  # Compose's `ps` leaves a stopped container out: one that exited at once
+                broken.update(dict.fromkeys(self.exited_services(), "exited"))
             if broken:
                 raise ScenarioError(f"{self.scenario}: {broken}\n{self.logs()}")
             time.sleep(0.5)
         waited = timeout or self.ready_timeout
         raise ScenarioError(f"{self.scenario} not healthy after {waited:.0f} s: {self.health()}\n{self.logs()}")
+
+    def exited_services(self) -> list[str]:
+        """The services whose container has stopped, which `ps --quiet` and so health() do not list."""
+        return self.compose("ps", "--services", "--status", "exited", "--status", "dead", check=False).stdout.split()
 
     def logs(self, tail: int = 30) -> str:
         return self.compose("logs", "--no-color", "--tail", str(tail), check=False).stdout

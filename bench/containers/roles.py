@@ -378,6 +378,12 @@ class RolesScenario(RunningScenario):
             for service, container in self.container_ids().items()
         }
 
+    def exited_services(self) -> list[str]:
+        engines = dict.fromkeys(self.engine_of(name) for names in self.placement.values() for name in names)
+        status = ["--services", "--status", "exited", "--status", "dead"]
+        return [name for engine in engines
+                for name in self.compose("ps", *status, check=False, engine=engine).stdout.split()]  # fmt: skip
+
     def main_pid(self, service: str) -> int:
         return int(self.docker(service, "inspect", "--format", "{{.State.Pid}}", self.container_ids()[service]))
 
