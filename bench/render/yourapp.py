@@ -12,6 +12,7 @@ from typing import Any
 
 from bench.render import html_page
 from bench.render.shared import head, markdown_table, took
+from bench.render.yourapp_answer import GEVENT_FIX, decision, dominant, seen_column
 from bench.results.records import Metadata
 from bench.results.store import LoadedSet
 from bench.results.yourapp import YourAppResult, outcome
@@ -61,15 +62,17 @@ def answer(records: list[YourAppResult], metadata: Metadata) -> list[str]:
         )
     top = max((record.clients for record in records if record.measured), default=None)
     if top is None:
-        return [*lines, "- No way was measured: see below why."]
+        return lines
     ways = {name: spread(found) for name, found in by_way(records, top).items()}
     best = max(ways, key=lambda name: ways[name][0])
     low = ways[best][1]
     close = [name for name, (_, _, most) in ways.items() if name != best and most >= low]
     repeats = max(len(found) for found in by_way(records, top).values())
     within = f"; within its spread: {', '.join(sorted(close))}" if close else "; no other way within its spread"
+    errors = sum(record.errors or 0 for record in by_way(records, top)[best])
     lines.append(
         f"- At {top} clients, {best} answered the most: {ways[best][0]:g} requests/s"
+        + (f", {errors} of them without their expected status" if errors else "")
         + (within if repeats > 1 else " (one repeat: no spread measured)")
         + "."
     )
@@ -92,7 +95,7 @@ def answer(records: list[YourAppResult], metadata: Metadata) -> list[str]:
         said = f"- gevent's monitor saw the event loop held over 0.1 s {worst.blocked_reports} times on {worst.target}"
         if worst.blocked_where and worst.blocked_where.startswith("/app/"):
             lines.append(f"{said}, in the app's own code at {worst.blocked_where}: every other request of that "
-                         "process waited meanwhile (its stack below).")  # fmt: skip
+                         f"process waited meanwhile (its stack below). {GEVENT_FIX}")  # fmt: skip
         else:
             lines.append(f"{said}, with no frame of the app in its stack (innermost {worst.blocked_where}): gevent's "
                          "own work held it, not a call of the app's (its stack below).")  # fmt: skip
@@ -203,7 +206,8 @@ def way_rows(records: list[YourAppResult], clients: int) -> list[list[str]]:
     for name, found in by_way(records, clients).items():
         middle, low, high = spread(found)
         first = found[0]
-        memory = f"{first.rss_mb_peak:g} ({first.processes})" if first.rss_mb_peak else "?"
+        peaks = [r.rss_mb_peak for r in found if r.rss_mb_peak]
+        memory = f"{max(peaks):g} ({first.processes})" if peaks else "?"
         p99 = median([r.p99_ms for r in found if r.p99_ms is not None] or [0])
         cpu = median([r.cpu_ms_per_request for r in found if r.cpu_ms_per_request is not None] or [0])
         blocked = str(sum(r.blocked_reports or 0 for r in found)) if first.mode == "gevent" else ""
@@ -238,12 +242,23 @@ def costs_table(metadata: Metadata) -> list[str]:
                 f"{cost['wall_ms']:g}",
                 str(cost["cpu_ms"]),
                 str(cost["waiting_ms"]),
+                seen_column(cost),
                 where or "no samples",
             ]
         )
-    header = ["request", "weight", "wall ms", "CPU ms", "waiting ms", "where the CPU goes (py-spy)"]
+    header = ["request", "weight", "wall ms", "CPU ms", "waiting ms", "py-spy saw", "where what it saw went"]
     on = metadata.extra.get("request_costs_on")
-    return ["", f"## What each request costs alone (one after another, on {on})", "", markdown_table(header, rows)]
+    return [
+        "",
+        f"## What each request costs alone (one after another, on {on})",
+        "",
+        markdown_table(header, rows),
+        "",
+        'py-spy samples only a thread that holds the GIL, Python at work: "py-spy saw" is the share of the '
+        "request's CPU it saw so, and the shares beside it share out that part only. The rest is C code that lets go "
+        "of the GIL (a password hash, compression, image codecs) and the kernel's work for the request's sockets: "
+        "not explained here.",
+    ]
 
 
 def render(out: Path, loaded: LoadedSet) -> None:
@@ -253,7 +268,12 @@ def render(out: Path, loaded: LoadedSet) -> None:
     lines = [
         *head(title, metadata, took(metadata)),
         "",
-        "## The answer, from the figures below",
+        "## What to run, from the figures below",
+        "",
+        *decision(records),
+        *dominant(records, metadata),
+        "",
+        "## More from the figures",
         "",
         *answer(records, metadata),
     ]
