@@ -60,6 +60,9 @@ def test_a_flaskenv_with_flask_debug_is_read_by_no_server(tmp_path: Path, capsys
     assert reference["debug"] is False and reference["setups"] == 2, reference
     assert "no .flaskenv or .env read" in reference["how"] and "run_simple" in reference["command"], reference
     assert "the app is in debug mode" not in output, output
+    page = (tmp_path / "results.md").read_text()
+    assert "- The reference: Werkzeug's development server" in page and "The app's debug mode: off." in page, page
+    assert "- The servers' versions every way ran: " in page and "gunicorn 27.0.1" in page, page
 
 
 def test_what_the_set_up_writes_is_masked_across_two_set_ups(
@@ -71,3 +74,28 @@ def test_what_the_set_up_writes_is_masked_across_two_set_ups(
     assert status == 0, output
     assert_every_way_verified_and_loaded(tmp_path, output)
     assert load(tmp_path).metadata.extra["setup"] == "python seed.py"
+
+
+def test_an_app_on_postgres_gets_the_database_s_cpu_and_statements_per_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An ORM app whose URL a SERVICES= file gives, its table made by its set-up: Postgres's own CPU and the
+    statements it counted beside the app's CPU, per request type alone and per request under load, and the page
+    says which binds it. Each page is a SELECT in a transaction: BEGIN, SELECT, ROLLBACK (and SQLAlchemy's few
+    questions on each new connection of its pool)."""
+    folder = CASES / "postgres_orm"
+    status, output = run_case("postgres_orm", tmp_path, capsys, "--services", str(folder / "services.yml"),
+                              "--setup", "python -c 'import app; app.migrate()'")  # fmt: skip
+    assert status == 0, output
+    assert_every_way_verified_and_loaded(tmp_path, output)
+    loaded = load(tmp_path)
+    assert loaded.metadata.extra["database"] == {"service": "postgres", "counts_statements": True}
+    for label in ("GET /notes", "GET /notes/2"):
+        cost = loaded.metadata.extra["request_costs"][label]
+        assert 2.9 <= cost["db_statements"] <= 3.6, cost
+        assert cost["db_cpu_ms"] > 0, cost
+    for record in loaded.records_of(YourAppResult):
+        assert record.db_cpu_ms_per_request and record.db_cpu_ms_per_request > 0, record
+        assert record.db_statements_per_request and 2.9 <= record.db_statements_per_request <= 3.6, record
+    page = (tmp_path / "results.md").read_text()
+    assert "## Python or the database, at 2 clients" in page and "Postgres CPU ms/request" in page, page

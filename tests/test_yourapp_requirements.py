@@ -21,6 +21,7 @@ from bench.containers.compose import ScenarioError
 from bench.containers.yourapp_errors import error_line
 from bench.containers.yourapp_image import AppError, AppSource, app_dockerfile, app_source
 from bench.containers.yourapp_ways import RunningWay, Way
+from bench.measure.yourapp_database import Database, postgres_service
 
 CAPTURED = Path(__file__).parent / "yourapp_captured"
 ROOT = Path(__file__).resolve().parent.parent
@@ -542,3 +543,19 @@ def test_a_terminal_s_control_sequences_are_no_part_of_the_line() -> None:
     assert error_line("\x1b[2KFATAL:  the stand-in database refuses every connection\n") == (
         "FATAL:  the stand-in database refuses every connection"
     )
+
+
+def test_the_services_file_s_postgres_is_its_first_service_from_postgres_s_image(tmp_path: Path) -> None:
+    services = tmp_path / "services.yml"
+    services.write_text(
+        "services:\n"
+        "  cache: {image: redis:7}\n"
+        "  db: {image: 'library/postgres:17', environment: [POSTGRES_USER=notes, POSTGRES_PASSWORD=x]}\n"
+        "  other: {image: postgres:16}\n"
+        "  app: {environment: {DATABASE_URL: postgresql://notes:x@db/notes}}\n"
+    )
+    assert postgres_service(services) == Database("db", "notes")
+    services.write_text("services:\n  pg: {image: postgres:17}\n")
+    assert postgres_service(services) == Database("pg", "postgres")  # the image's default user
+    services.write_text("services:\n  cache: {image: redis:7}\n")
+    assert postgres_service(services) is None and postgres_service(None) is None

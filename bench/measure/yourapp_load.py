@@ -23,6 +23,7 @@ from bench.loadgen.vegeta_targets import RequestSpec, labels, request_of, vegeta
 from bench.measure import profile
 from bench.measure.client import build_loadgen_image
 from bench.measure.yourapp_checks import ask
+from bench.measure.yourapp_database import Database, database_work, per_request
 from bench.measure.yourapp_session import Session, acknowledged, look_up, send_samples
 
 TIMEOUT_SECONDS = 30
@@ -52,6 +53,9 @@ class MixResult:
     # Per write of the file, by its label: its lookup page, acknowledged, found, lost (acknowledged, not found),
     # found_unacknowledged; or the problem that kept it from being looked up.
     writes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The reader's Postgres (a SERVICES= file's), over the same requests: its container's CPU, its statements.
+    db_cpu_ms_per_request: float | None = None
+    db_statements_per_request: float | None = None
 
 
 def vegeta_command(targets: Path, clients: int, seconds: float, output: Path) -> list[str]:
@@ -90,7 +94,12 @@ def run_vegeta(running: RunningWay, targets_text: str, clients: int, seconds: fl
 
 
 def mix_load(
-    running: RunningWay, session: Session, statuses: dict[int, int], clients: int, seconds: float
+    running: RunningWay,
+    session: Session,
+    statuses: dict[int, int],
+    clients: int,
+    seconds: float,
+    database: Database | None = None,
 ) -> MixResult:
     """The session's mix under `clients` clients; `statuses`: each request's expected status, by its line. Each
     write is marked with this load's own token, one of each sent before and every one looked up after."""
@@ -99,9 +108,9 @@ def mix_load(
     targets_text = vegeta_json_targets(session.mix, f"http://{host}", token)
     container = running.container_ids()["app"]
     cpu_before = container_cpu_seconds(container)
-    with Sampler(running.main_pid("app")) as sampler:
+    with database_work(running, database) as db, Sampler(running.main_pid("app")) as sampler:
         command, output, loadgen_cpu = run_vegeta(running, targets_text, clients, seconds)
-    cpu_after = container_cpu_seconds(container)
+        cpu_after = container_cpu_seconds(container)
     results = [json.loads(line) for line in output.splitlines() if line.strip()]
     if not results:
         raise ValueError("vegeta sent no request")
@@ -117,6 +126,8 @@ def mix_load(
         processes=len(running.processes("app")),
         loadgen_cpu=loadgen_cpu,
     )
+    db_cpu, db_statements = per_request(db, result.requests - result.errors)
+    result = replace(result, db_cpu_ms_per_request=db_cpu, db_statements_per_request=db_statements)
     if not any(spec.lookup for spec in session.mix):
         return result
     writes = look_up(port, host, session, token, acknowledged(results, statuses), samples)
@@ -209,11 +220,18 @@ class RequestCost:
     cpu_ms: float | None  # the app's processes' CPU per request (the server's share included)
     waiting_ms: float | None  # the rest: waiting on a database, an API, a lock, or on the network
     profile: dict[str, float]  # where the CPU went: share per class (py-spy)
-    samples: int
+    samples: int  # py-spy's, of a thread holding the GIL: over sample_rate, the seconds of Python it saw
+    sample_rate: int
+    db_cpu_ms: float | None = None  # the reader's Postgres: its container's CPU per request
+    db_statements: float | None = None  # and the statements it ran per request
 
 
 def request_cost(
-    running: RunningWay, request: RequestSpec, seconds: float = 3.0, most: int | None = None
+    running: RunningWay,
+    request: RequestSpec,
+    seconds: float = 3.0,
+    most: int | None = None,
+    database: Database | None = None,
 ) -> RequestCost:
     """`request` one after another for `seconds`, or `most` times where that comes first (a write: each one adds to
     the data the way's loads then read, and the other ways get none of them)."""
@@ -222,16 +240,18 @@ def request_cost(
         profile.command(container, round(seconds) + 1), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     time.sleep(1.0)  # py-spy's container starting: the samples then cover the requests
-    cpu_before, started, count = container_cpu_seconds(container), time.monotonic(), 0
-    while time.monotonic() - started < seconds and (most is None or count < most):
-        ask(running.published_port, request)
-        count += 1
-    wall = time.monotonic() - started
-    cpu_after = container_cpu_seconds(container)
+    with database_work(running, database) as db:
+        cpu_before, started, count = container_cpu_seconds(container), time.monotonic(), 0
+        while time.monotonic() - started < seconds and (most is None or count < most):
+            ask(running.published_port, request)
+            count += 1
+        wall = time.monotonic() - started
+        cpu_after = container_cpu_seconds(container)
     collapsed, _ = spy.communicate(timeout=60)
     cpu_ms = None if cpu_before is None or cpu_after is None else (cpu_after - cpu_before) * 1000 / count
     wall_ms = wall * 1000 / count
     shares, samples = app_shares(collapsed)
+    db_cpu, db_statements = per_request(db, count)
     return RequestCost(
         count,
         round(wall_ms, 2),
@@ -239,6 +259,9 @@ def request_cost(
         None if cpu_ms is None else round(max(0.0, wall_ms - cpu_ms), 2),
         shares,
         samples,
+        profile.RATE,
+        db_cpu,
+        db_statements,
     )
 
 

@@ -46,6 +46,7 @@ from bench.measure.yourapp_checks import (
     reference_round,
     unpatchable,
 )
+from bench.measure.yourapp_database import Database, postgres_service, start_counting
 from bench.measure.yourapp_load import MixResult, mix_load, request_cost, service_host
 from bench.measure.yourapp_session import Session, locked_in_log, log_in
 from bench.render import yourapp as page
@@ -225,12 +226,13 @@ class Run:
             if difference:
                 self.did_not_start(way, f"differs from the development server: {difference}")
                 return
+            database = self.database(running)
             if way.name == self.costs_way:
-                self.request_costs(running, session.mix)
+                self.request_costs(running, session.mix, database)
             for clients in self.clients:
                 for repeat in range(1, self.options.repeat + 1):
                     progress.show(way.name, f"{clients} clients, repeat {repeat}")
-                    self.load(running, session, clients, repeat)
+                    self.load(running, session, clients, repeat, database)
                     progress.done += 1
         if start.problem:
             self.did_not_start(way, start.problem)
@@ -249,18 +251,32 @@ class Run:
                 self.did_not_start(running.way, f"did not log in: {error}")
             return None
 
-    def request_costs(self, running: RunningWay, mix: list[RequestSpec]) -> None:
+    def database(self, running: RunningWay) -> Database | None:
+        """The reader's Postgres, where the services file has one, counting statements where it can; said once."""
+        database = postgres_service(self.options.services)
+        if database is None:
+            return None
+        database = start_counting(running, database)
+        if "database" not in self.results.metadata:
+            self.results.metadata["database"] = {"service": database.service,
+                                                 "counts_statements": database.counts_statements}  # fmt: skip
+            if not database.counts_statements:
+                print(f"  {database.service}: Postgres without pg_stat_statements: its CPU is measured, not its "
+                      "statements (docs/yourapp.md says how)", flush=True)  # fmt: skip
+        return database
+
+    def request_costs(self, running: RunningWay, mix: list[RequestSpec], database: Database | None) -> None:
         print(f"  what each request type costs alone, on {running.way.name}", flush=True)
         costs = {}
         for label, request in zip(labels(mix).values(), mix, strict=True):
             alone = request.marked(f"alone-{request.line}")  # a write: no load's mark
-            cost = request_cost(running, alone, most=WRITES_ALONE if request.lookup else None)
+            cost = request_cost(running, alone, most=WRITES_ALONE if request.lookup else None, database=database)
             costs[label] = {"weight": request.weight, **vars(cost)}
         self.results.metadata["request_costs"] = costs
         self.results.metadata["request_costs_on"] = running.way.name
         self.results.save()
 
-    def load(self, running: RunningWay, session: Session, clients: int, repeat: int) -> None:
+    def load(self, running: RunningWay, session: Session, clients: int, repeat: int, database: Database | None) -> None:
         way = running.way
         before = host_cpu_probe()
         started = datetime.now(UTC).isoformat()  # gevent's monitor reports from this load on, not the earlier ones'
@@ -274,7 +290,7 @@ class Run:
         }
         statuses = {expected.request.line: expected.status for expected in self.expected}  # the file's or devserver's
         try:
-            result = mix_load(running, session, statuses, clients, self.options.seconds)
+            result = mix_load(running, session, statuses, clients, self.options.seconds, database)
         except (ValueError, subprocess.SubprocessError) as error:
             self.results.add({**record, "ok": False, "problem": str(error).splitlines()[0]})
             self.failures.append(f"{way.name} at {clients}")

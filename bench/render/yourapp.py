@@ -12,7 +12,7 @@ from typing import Any
 
 from bench.render import html_page
 from bench.render.shared import head, markdown_table, took
-from bench.render.yourapp_answer import GEVENT_FIX, decision, dominant, seen_column
+from bench.render.yourapp_answer import GEVENT_FIX, bound_by, decision, dominant, seen_column
 from bench.results.records import Metadata
 from bench.results.store import LoadedSet
 from bench.results.yourapp import YourAppResult, outcome
@@ -225,13 +225,21 @@ def way_rows(records: list[YourAppResult], clients: int) -> list[list[str]]:
                 blocked,
             ]
         )
+        if any(r.db_cpu_ms_per_request is not None for r in records):
+            db = [r.db_cpu_ms_per_request for r in found if r.db_cpu_ms_per_request is not None]
+            rows[-1].insert(4, _figure(median(db) if db else None))
     return sorted(rows, key=lambda row: -float(row[1].split()[0]))
+
+
+def _figure(value: float | None) -> str:
+    return "?" if value is None else f"{value:g}"
 
 
 def costs_table(metadata: Metadata) -> list[str]:
     costs: dict[str, dict[str, Any]] = metadata.extra.get("request_costs") or {}
     if not costs:
         return []
+    database = any(cost.get("db_cpu_ms") is not None for cost in costs.values())
     rows = []
     for name, cost in costs.items():
         where = ", ".join(f"{part} {share:.0%}" for part, share in list(cost["profile"].items())[:4])
@@ -244,9 +252,11 @@ def costs_table(metadata: Metadata) -> list[str]:
                 str(cost["waiting_ms"]),
                 seen_column(cost),
                 where or "no samples",
+                *([_figure(cost.get("db_cpu_ms")), _figure(cost.get("db_statements"))] if database else []),
             ]
         )
     header = ["request", "weight", "wall ms", "CPU ms", "waiting ms", "py-spy saw", "where what it saw went"]
+    header += ["Postgres CPU ms", "statements"] if database else []
     on = metadata.extra.get("request_costs_on")
     return [
         "",
@@ -261,6 +271,25 @@ def costs_table(metadata: Metadata) -> list[str]:
     ]
 
 
+def how_it_ran(metadata: Metadata) -> list[str]:
+    """The reference every way was checked against, and the servers' versions every way ran (sets from before
+    2026-11-28 recorded neither)."""
+    lines = []
+    reference = metadata.extra.get("reference")
+    if reference:
+        debug = {True: "on", False: "off"}.get(reference.get("debug"), "not said")
+        lines.append(f"- The reference: {reference['how']}. The app's debug mode: {debug}.")
+    servers = metadata.extra.get("servers")
+    if servers:
+        ran = ", ".join(f"{name} {version}" for name, version in sorted(servers["ran"].items()))
+        lines.append(f"- The servers' versions every way ran: {ran}.")
+        if servers["replaced"]:
+            replaced = ", ".join(f"{name} {servers['pinned'][name]} -> {version}"
+                                 for name, version in sorted(servers["replaced"].items()))  # fmt: skip
+            lines.append(f"- The app's requirements replaced the servers' pins: {replaced}.")
+    return lines
+
+
 def render(out: Path, loaded: LoadedSet) -> None:
     records = loaded.records_of(YourAppResult)
     metadata = loaded.metadata
@@ -272,6 +301,7 @@ def render(out: Path, loaded: LoadedSet) -> None:
         "",
         *decision(records),
         *dominant(records, metadata),
+        *bound_by(records),
         "",
         "## More from the figures",
         "",
@@ -287,6 +317,8 @@ def render(out: Path, loaded: LoadedSet) -> None:
         "errors",
         "blocked",
     ]
+    if any(record.db_cpu_ms_per_request is not None for record in records):
+        header.insert(4, "Postgres CPU ms/request")
     for clients in sorted({record.clients for record in records if record.measured}):
         lines += ["", f"## {clients} clients", "", markdown_table(header, way_rows(records, clients))]
     lines += status_lines(records) + writes_table(records)
@@ -308,5 +340,6 @@ def render(out: Path, loaded: LoadedSet) -> None:
     lines += ["", "## The ways, as they ran", ""]
     seen = {record.target: record.server_command for record in records}
     lines += [f"- {name}: `{command}`" for name, command in seen.items()]
+    lines += how_it_ran(metadata)
     (out / "results.md").write_text("\n".join(lines) + "\n")
     html_page.from_markdown(out, metadata, loaded.mode)

@@ -257,3 +257,34 @@ def dominant(records: list[YourAppResult], metadata: Metadata) -> list[str]:
 def seen_column(cost: dict[str, Any]) -> str:
     seen = seen_share(cost)
     return "?" if seen is None else f"{min(seen, 1.0):.0%}"
+
+
+def bound_by(records: list[YourAppResult]) -> list[str]:
+    """Whether Python or the database binds the app, where its Postgres was measured: per request under load, at the
+    most clients, the app's processes' CPU beside Postgres's, each way's median over its repeats."""
+    counts = sorted({record.clients for record in records if record.measured})
+    if not counts:
+        return []
+    rows = []
+    for way in ways_at(records, counts[-1]):
+        app = [r.cpu_ms_per_request for r in way.records if r.cpu_ms_per_request is not None]
+        db = [r.db_cpu_ms_per_request for r in way.records if r.db_cpu_ms_per_request is not None]
+        statements = [r.db_statements_per_request for r in way.records if r.db_statements_per_request is not None]
+        if app and db:
+            rows.append((way.name, median(app), median(db), median(statements) if statements else None))
+    if not rows:
+        return []
+    python = [name for name, app, db, _ in rows if app > db]
+    lines = ["", f"## Python or the database, at {counts[-1]} clients", ""]
+    lines += [
+        f"- {name}: the app's processes {app:g} ms of CPU a request, Postgres {db:g} ms"
+        + ("" if statements is None else f" for {statements:g} statements")
+        for name, app, db, statements in rows
+    ]
+    if len(python) == len(rows):
+        said = "Python binds it on every way: its CPU per request is above the database's"
+    elif not python:
+        said = "the database binds it on every way: Postgres's CPU per request is above the app's"
+    else:
+        said = f"Python binds it on {len(python)} of {len(rows)} ways ({', '.join(python)}), the database on the others"
+    return [*lines, "", said[0].upper() + said[1:] + " (both on this machine's cores)."]

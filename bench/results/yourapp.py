@@ -41,6 +41,9 @@ class YourAppResult(Loaded):
     # acknowledged and the problem that kept it from being looked up.
     writes: dict[str, dict[str, Any]] = field(default_factory=dict)
     locked: dict[str, int] = field(default_factory=dict)  # SQLite's "database is locked" per request, from the log
+    # The reader's Postgres (SERVICES=), over the same requests: its container's CPU and its statements per request.
+    db_cpu_ms_per_request: float | None = None
+    db_statements_per_request: float | None = None
 
 
 def outcome(entry: dict[str, Any]) -> str:
