@@ -81,8 +81,10 @@ def test_pool_default(client: None) -> None:
     # aiohttp's 100: the requests past 100 wait for a connection, a second delay.
     limited, unlimited = measured["aiohttp-limit-100"], measured["aiohttp-limit-1000"]
     assert min(limited["slow_requests"]) >= 0.3 * n and min(limited["elapsed_s"]) >= 1.8 * delay, limited
-    # Its second round, as for the sized pool: the first also opens the connections (65 of 200 late on a slow CPU).
-    assert unlimited["slow_requests"][1] <= 0.1 * n and unlimited["elapsed_s"][1] < 1.6 * delay, unlimited
+    # Its second round, as for the sized pool (the first also opens the connections): no request waits for one, so
+    # the round ends at least half a delay before the limited pool's, whose requests past 100 wait a second delay.
+    # Against that same-run figure, not a fixed one: on 1.3 cores, 135 of its 200 requests took over 1.5 delays.
+    assert unlimited["elapsed_s"][1] < min(limited["elapsed_s"]) - 0.5 * delay, (unlimited, limited)
 
 
 @pytest.mark.docker

@@ -62,6 +62,10 @@ class Exchange:
         return self.method in ("GET", "HEAD", "OPTIONS")
 
 
+# A load run `until` something happens: polled this often, and this much load after it, to see what it did.
+UNTIL_POLL, UNTIL_AFTER = 0.5, 2.0
+
+
 @dataclass
 class Timeline:
     """Every request of one load, and when the event started and ended (None: no event ran)."""
@@ -234,13 +238,23 @@ def run(
     pause: float = 0.0,
     in_flight: InFlight | None = None,
     keep_alive: bool = True,
+    until: Callable[[], bool] | None = None,
+    most_seconds: float | None = None,
 ) -> Timeline:
     """The load, with `event` called once `event_at` seconds in (from this thread, while the clients go on), and,
     with `in_flight`, not before that many requests are in flight. Without `keep_alive`, each request on a connection
-    of its own, `Connection: close` said."""
+    of its own, `Connection: close` said. With `until`, the load goes on past `seconds` until it says so, and
+    UNTIL_AFTER seconds more, at most `most_seconds` in all: an event that comes after so many requests, not at a
+    moment, comes later on a slower machine."""
     load = ClosedLoopClients(url, clients, seconds, expected_body, timeout, requests, pause, keep_alive)
     load.start()
     timeline = Timeline([], seconds)
+    if until is not None:
+        most = most_seconds or 4 * seconds
+        while load.now() < most and not until():
+            load.seconds = min(most, max(load.seconds, load.now() + UNTIL_AFTER))  # the clients never run out first
+            time.sleep(UNTIL_POLL)
+        timeline.seconds = load.seconds = min(most, max(load.seconds, load.now() + UNTIL_AFTER))
     if event is not None and event_at is not None:
         time.sleep(max(0.0, event_at - load.now()))
         if in_flight is not None:
