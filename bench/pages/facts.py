@@ -198,10 +198,13 @@ class Facts:
         chosen = targets or self.names()
         return quantifier(sum(self.median(t, metric) >= least for t in chosen), len(chosen))
 
-    def against_others(self, target: str, word: str, metric: str = "rps") -> str:
-        """The quantifier of the other targets selected that `target` stands `word` (comparison) against."""
+    def against_rest(self, target: str, metric: str = "rps") -> str:
+        """Where a target stands against the rest, by the comparison word most of the others get: "behind every other
+        way", "ahead of 12 of 13 other ways"."""
         others = [name for name in self.names() if name != target]
-        return quantifier(sum(self.compare(target, other, metric) == word for other in others), len(others))
+        words = [self.compare(target, other, metric) for other in others]
+        word = max(("behind", "ahead of", "within the spread of"), key=words.count)
+        return f"{word} {quantified(words.count(word), len(others), 'other way')}"
 
     def ratios_over(self, loads: list[Facts], first: str, second: str, metric: str = "rps") -> Spread:
         """The ratio of the first target's median over the second's at each of several selections, as one spread."""
