@@ -14,7 +14,7 @@ ROLES = $(if $(SERVER_HOST),--server-host $(SERVER_HOST)) $(if $(CLIENT_HOST),--
   $(if $(DATABASE_BIND),--database-bind $(DATABASE_BIND)) $(if $(CPUSET_SERVER),--cpuset-server $(CPUSET_SERVER)) \
   $(if $(CPUSET_CLIENT),--cpuset-client $(CPUSET_CLIENT)) $(if $(CPUSET_DATABASE),--cpuset-database $(CPUSET_DATABASE))
 
-.PHONY: help doctor venv images up down ab threads bench sweep overload latency map recommend slowclients labs bookstore incidents yourapp test test-fast lint format
+.PHONY: help doctor venv images up down ab threads bench sweep overload latency map recommend pages slowclients labs bookstore incidents yourapp test test-fast lint format
 
 help: $(VENV_READY) ## list the targets, and the scenarios by group (from each compose file's x-scenario block)
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -69,6 +69,9 @@ recommend: $(VENV_READY) ## the run behind the README's recommendation: each way
 	$(PYTHON) -m bench.modes.recommend $(if $(WAYS),--ways $(WAYS)) $(if $(REPEAT),--repeat $(REPEAT)) \
 	  $(if $(CLIENTS),--clients "$(CLIENTS)") $(if $(CPU_CLIENTS),--cpu-clients "$(CPU_CLIENTS)") \
 	  $(if $(ONE_CORE_CLIENTS),--one-core-clients "$(ONE_CORE_CLIENTS)") $(if $(OUT),--out $(OUT))
+
+pages: $(VENV_READY) ## README.md and docs/recommend.md rendered again from pages/ and the result sets they cite (bench/pages/)
+	$(PYTHON) -m bench.pages
 
 slowclients: $(VENV_READY) ## half-sent heads, trickled bodies, idle keep-alive: how many slow connections delay a normal request, per target (LEVELS="10 25 50 100 200 400 800 1600" SCENARIOS= OUT=)
 	$(PYTHON) -m bench.modes.slowclients $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \

@@ -1,0 +1,82 @@
+"""README.md and docs/recommend.md are their templates (pages/) rendered from the committed sets, so an edit of a
+figure or a comparison word in a page fails here; and the functions that compute those words, on real records of
+the set the pages cite."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.pages import facts
+from bench.pages.render import PAGES, ROOT, render
+
+RECOMMEND = ROOT / "results" / "2026-11-27-recommend"
+CPU_200 = "c=200 cpu_units=3 placement=every_core"
+
+
+@pytest.fixture(scope="module")
+def recommend() -> facts.Facts:
+    return facts.Facts.of(RECOMMEND)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_each_page_is_its_rendering_from_the_committed_sets(page: str) -> None:
+    assert (ROOT / page).read_text() == render()[page], f"{page} differs from pages/{page}.j2: run `make pages`"
+
+
+def test_one_gevent_process_per_core_is_ahead_of_the_threads_with_cpu_work(recommend: facts.Facts) -> None:
+    at_load = recommend.where(CPU_200)
+    assert at_load.compare("gunicorn-gevent-2-workers", "gunicorn-sync") == "ahead of"
+    assert at_load.compare("gunicorn-sync", "gunicorn-gevent-2-workers") == "behind"
+
+
+def test_uwsgi_per_core_is_within_the_spread_of_the_threads_with_cpu_work(recommend: facts.Facts) -> None:
+    # 125.65 to 137.05 requests per second against the threads' 120.90 to 133.75: not told apart
+    at_load = recommend.where(CPU_200)
+    assert at_load.compare("uwsgi-gevent-2-workers", "gunicorn-sync") == "within the spread of"
+    assert at_load.compare("gunicorn-sync", "uwsgi-gevent-2-workers") == "within the spread of"
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "word"),
+    [
+        (facts.Spread(2, 1.5, 2.5), facts.Spread(1, 0.5, 1.4), "ahead of"),
+        (facts.Spread(2, 1.5, 2.5), facts.Spread(1, 0.5, 1.5), "within the spread of"),
+        (facts.Spread(1, 0.5, 1.4), facts.Spread(2, 1.5, 2.5), "behind"),
+    ],
+)
+def test_the_comparison_word_comes_from_the_ranges_not_the_medians(
+    first: facts.Spread, second: facts.Spread, word: str
+) -> None:
+    assert facts.comparison(first, second) == word
+
+
+def test_quantifiers() -> None:
+    assert [facts.quantifier(m, 3) for m in (3, 2, 0)] == ["every", "2 of 3", "none"]
+    assert [facts.quantified(m, 3, "run") for m in (3, 1, 0)] == ["every run", "1 of 3 runs", "no run"]
+
+
+def test_a_spread_of_medians_a_ratio_and_a_failed_count_of_the_set(recommend: facts.Facts) -> None:
+    assert facts.spread_span(
+        recommend.where("c=200 cpu_units=0 target!=slow_api-alone placement=every_core").medians()
+    ) == ("0.92 to 0.98")
+    assert facts.times(recommend.where(CPU_200).ratio("gunicorn-gevent-2-workers", "gunicorn-gevent")) == "x1.70"
+    assert recommend.where("c=5000 placement=every_core").failed_runs("gunicorn-sync") == "every run"
+    assert recommend.where("c=1000 cpu_units=0 placement=every_core").failed_runs("mod-wsgi-subinterpreters") == (
+        "1 of 3 runs"
+    )
+
+
+def test_bounds_are_worded_as_bounds_and_the_load_generator_has_its_own(recommend: facts.Facts) -> None:
+    one_process = recommend.bound("gunicorn-gevent", 1000, 16)
+    assert (facts.at_most(one_process.rps), one_process.limit) == ("at most 980", "CPU")
+    assert facts.at_most(recommend.bound("gunicorn-gevent-2-workers", 5000, 16).rps) == "at most 4994"
+    # ab's own ceiling at each load (bench/loadgen/ceiling.py), below the clients' bound of 999 and 4994
+    assert facts.at_most(recommend.where("c=1000 cpu_units=0").loadgen_ceiling()) == "at most 833"
+    assert facts.at_most(recommend.where("c=5000").loadgen_ceiling()) == "at most 3333"
+
+
+def test_a_selection_or_target_the_set_lacks_is_an_error(recommend: facts.Facts) -> None:
+    with pytest.raises(facts.FactError):
+        recommend.where("c=7")
+    with pytest.raises(facts.FactError):
+        recommend.where(CPU_200).median("no-such-way")
