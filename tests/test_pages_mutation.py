@@ -42,6 +42,7 @@ WORDS = {
 }
 WORD = re.compile(r"\b(" + "|".join(sorted(map(re.escape, WORDS), key=len, reverse=True)) + r")\b")
 COMPUTED_START, COMPUTED_END = "\x02", "\x03"
+MOST_BY_HAND = 165  # 2026-11-28: what README.md's and docs/recommend.md's templates wrote by hand
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,9 @@ def test_nearly_every_changed_figure_and_comparison_word_is_caught(tmp_path: Pat
     print("survivors:", *survivors or ["none"], sep="\n  ")
     print(f"written by hand in the templates and caught by no check: {len(by_hand)}", *by_hand, sep="\n  ")
     assert rate >= 0.95, survivors
+    # What the templates still write by hand (loads and settings, dates, the map's and the bookstore's figures) may
+    # shrink as more becomes computed, never grow: a new figure or comparison word comes from the sets.
+    assert len(by_hand) <= MOST_BY_HAND, by_hand
 
 
 @pytest.mark.parametrize(("number", "bigger_one"), [("1.70", "2.70"), ("980", "1980"), ("0.88", "1.88")])
