@@ -97,16 +97,45 @@ class OthersWatch:
         return most
 
 
+def a_check(failure: BaseException) -> bool:
+    """A check that failed (an assertion, or a wait for healthy within its time), or several at once: Hypothesis
+    raises each distinct failure of its examples together, in a group."""
+    if isinstance(failure, BaseExceptionGroup):
+        return all(a_check(each) for each in failure.exceptions)
+    return isinstance(failure, AssertionError | ScenarioError)
+
+
+def machine_cores(cgroups: Path = Path("/sys/fs/cgroup/cpu")) -> float:
+    """The cores this run may use: the machine's, or fewer where a CPU quota holds one of its CPU groups (cgroup v1
+    cpu.cfs_quota_us: .ci/slower's 1.3 cores around the whole run)."""
+    cores = float(os.cpu_count() or 1)
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if "cpu" not in controllers.split(","):
+            continue
+        group = cgroups / path.strip("/")
+        while group.is_relative_to(cgroups):
+            quota, period = group / "cpu.cfs_quota_us", group / "cpu.cfs_period_us"
+            if quota.exists() and period.exists() and int(quota.read_text()) > 0:
+                cores = min(cores, int(quota.read_text()) / int(period.read_text()))
+            if group == cgroups:
+                break
+            group = group.parent
+    return cores
+
+
 def where_the_cpu_was_there(check: Callable[[], T]) -> T:
     """`check()`'s result. Where it failed (an assertion, or a stack not healthy in time) while the other parts used
     more than MOST_OTHERS of the machine, `check()` again once they have been quiet for QUIET_FOR s, each try
     recorded, TRIES in all. A failure that the others cannot explain, or the last try's, fails."""
-    most = MOST_OTHERS * (os.cpu_count() or 1)
+    most = MOST_OTHERS * machine_cores()
     for attempt in range(1, TRIES + 1):
         watch = OthersWatch()
         try:
             return check()
-        except (AssertionError, ScenarioError) as failure:  # a check, or a wait for healthy within its time
+        except Exception as failure:
+            if not a_check(failure):
+                raise
             others = watch.cores()
             if others is None or others <= most:
                 raise

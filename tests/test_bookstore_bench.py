@@ -409,7 +409,10 @@ def test_a_tiny_bookstore_run_makes_a_valid_set(
         statements, ending = measured["pg_statements_per_request"], measured["reads_end_with"].upper()
         assert measured["pg_transactions_per_request"] == pytest.approx(1, abs=0.05), measured
         assert statements["BEGIN"] == pytest.approx(1, abs=0.05) and statements["SELECT"] >= 1, measured
-        assert statements["INSERT"] == pytest.approx(0.1, abs=0.05), measured
+        # A tenth of the mix writes, drawn at random: within four standard deviations of the load's own count (a
+        # run under 1.3 cores answered so few that one in seven wrote).
+        writes_spread = 4 * (0.1 * 0.9 / measured["complete"]) ** 0.5
+        assert statements["INSERT"] == pytest.approx(0.1, abs=max(0.05, writes_spread)), measured
         assert statements[ending] >= (0.85 if ending == "ROLLBACK" else 0.95), measured
         # pgbench ran the same statements a transaction as the app a request: it stands for the app.
         alone = measured["pgbench_statements_per_transaction"]

@@ -256,7 +256,8 @@ def test_apache_does_not_advertise_its_version(scenario: RunningScenario) -> Non
 
 
 def test_hostile_requests_get_200_or_4xx_and_the_server_keeps_serving(scenario: RunningScenario) -> None:
-    assert_hostile_requests_answered(scenario)
+    # A refusal must come within REFUSAL_SECONDS: a check of time too (uWSGI's of 33 KB of headers on 1.3 cores).
+    where_the_cpu_was_there(lambda: assert_hostile_requests_answered(scenario))
 
 
 def test_hostile_framing_gets_2xx_4xx_or_a_close_never_a_5xx(scenario: RunningScenario) -> None:
