@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.pages.facts import FactError, select
+
 ROOT = Path(__file__).resolve().parent.parent
 CLAIM = re.compile(r"<!--\s*claim:\s*(.*?)\s*-->", re.S)
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
@@ -76,21 +78,11 @@ def records_of(set_name: str) -> list[dict[str, Any]]:
 
 
 def selected(records: list[dict[str, Any]], selection: list[str]) -> list[dict[str, Any]]:
-    chosen = records
-    for condition in selection:
-        match = re.fullmatch(r"(\w+)([!~]?=)(.+)", condition)
-        if not match:
-            raise ClaimError(f"a selection is field=value, field!=value or field~=part: {condition!r}")
-        field, sign, written = match.groups()
-        if sign == "~=":
-            chosen = [r for r in chosen if written in str(r.get(field))]
-            continue
-        # A value with underscores of its own (a set's names seldom have spaces): either spelling matches.
-        spellings = (written, written.replace("_", " "))
-        chosen = [r for r in chosen if (str(r.get(field)) in spellings) == (sign == "=")]
-    if not chosen:
-        raise ClaimError(f"no record of the set matches {' '.join(selection)}")
-    return chosen
+    """The records matching every condition, as the rendered pages select them (bench/pages/facts.py)."""
+    try:
+        return select(records, " ".join(selection))
+    except FactError as error:
+        raise ClaimError(str(error)) from None
 
 
 def name_of(record: dict[str, Any]) -> str:
