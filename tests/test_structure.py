@@ -19,7 +19,7 @@ BENCH = ROOT / "bench"
 # above the measuring machinery, which never draws a page: a mode, when its run ends, hands the set as it loads to
 # its renderer. A renderer reads results.json alone, so it needs nothing of what runs containers (and imports
 # nothing that starts a process, below).
-LAYERS = ("results", "loadgen", "containers", "measure", "render", "modes")
+LAYERS = ("results", "loadgen", "containers", "measure", "render", "pages", "modes")
 # `python -m bench up|down|ab|threads`: the Makefile's commands for one scenario, beside the modes.
 TOP = {"__main__": "modes", "__init__": "loadgen"}
 

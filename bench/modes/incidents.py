@@ -265,11 +265,11 @@ def load_with_event(
     """The steady load with the event in it (timeline.run; `how`: its requests and pause), and what the record says
     of both: the timeline in figures, what the event did (the page's command for the row) and its problem."""
     cause = event.cause
-    # No single moment (workers recycled after so many requests): which workers the load saw replaced is the event.
+    # No single moment: the workers the load saw replaced are the event; it goes on until one was (737 in 12 s: none).
     workers_before = set(events.worker_pids(running, target.service)) if cause is None else set()
 
-    def one_replaced() -> bool:
-        return bool(workers_before - set(events.worker_pids(running, target.service)))
+    def replaced() -> int:
+        return len(workers_before - set(events.worker_pids(running, target.service)))
 
     load = timeline.run(
         url,
@@ -279,14 +279,11 @@ def load_with_event(
         event_at=args.event_at if cause else None,
         event=(lambda: cause(running, target)) if cause else None,
         in_flight=None if how.get("pause") else in_flight(event, args),
-        # Workers recycled after so many requests: the load goes on until one was (a slower machine sends fewer in
-        # the same time: 737 requests in 12 s, where 4 workers recycle after 300 each).
-        until=one_replaced if cause is None else None,
+        until=(lambda: replaced() > 0) if cause is None else None,
         **how,
     )
     if cause is None:
-        replaced = len(workers_before - set(events.worker_pids(running, target.service)))
-        load.event |= {"workers": len(workers_before), "workers_replaced": replaced}
+        load.event |= {"workers": len(workers_before), "workers_replaced": replaced()}
     return {
         "event_result": load.event,
         "command": load.event.get("did", f"{event.name}: {event.what}"),

@@ -208,7 +208,7 @@ def way_rows(records: list[YourAppResult], clients: int) -> list[list[str]]:
         first = found[0]
         peaks = [r.rss_mb_peak for r in found if r.rss_mb_peak]
         memory = f"{max(peaks):g} ({first.processes})" if peaks else "?"
-        p99 = median([r.p99_ms for r in found if r.p99_ms is not None] or [0])
+        p99s = [r.p99_ms for r in found if r.p99_ms is not None]  # none where a failure fell on the rank
         cpu = median([r.cpu_ms_per_request for r in found if r.cpu_ms_per_request is not None] or [0])
         blocked = str(sum(r.blocked_reports or 0 for r in found)) if first.mode == "gevent" else ""
         # The measurement's own cost beside the app's: vegeta's CPU, where it ran on the harness's machine.
@@ -217,7 +217,7 @@ def way_rows(records: list[YourAppResult], clients: int) -> list[list[str]]:
             [
                 name,
                 f"{middle:g}" + (f" ({low:g} to {high:g})" if len(found) > 1 else ""),
-                f"{p99:g}",
+                f"{median(p99s):g}" if p99s else "?",
                 f"{cpu:g}",
                 f"{median(loadgen):.2f}" if loadgen else "?",
                 memory,
@@ -327,7 +327,8 @@ def render(out: Path, loaded: LoadedSet) -> None:
     if left_out:
         lines += ["", "## Left out of the load", ""]
         lines += [f"- {record.target}: {record.problem}" for record in left_out]
-    blocked = [record for record in records if record.blocked_stack]
+    # The stack of the load the answer names: the one whose loop was held the most often.
+    blocked = sorted((r for r in records if r.blocked_stack), key=lambda r: -(r.blocked_reports or 0))
     if blocked:
         lines += [
             "",

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Any
 
-from bench.measure.profile import RATE
 from bench.results.records import Metadata
 from bench.results.yourapp import YourAppResult
 
@@ -20,10 +19,11 @@ AS_FAST = 0.10  # within a tenth of the most requests per second: as fast, and t
 DOMINATES = 2.0  # a request type dominates where its share of the CPU is at least twice its share of the requests
 GEVENT_FIX = (
     "The fix: run that call in gevent's thread pool (`gevent.get_hub().threadpool.apply(function, arguments)`), where "
-    "C code that lets go of the GIL runs on another core, or lower its cost (a password hash's work factor); or serve "
-    "the app with threads."
+    "it no longer holds the loop (and C code that lets go of the GIL runs on another core), or make it cheaper; or "
+    "serve the app with threads."
 )
 SEEN_LITTLE = 0.5  # a profile that saw less than half a request's CPU says so beside that request
+SETS_SAMPLE_RATE = 200  # py-spy's samples a second where a set does not say (before 2026-11-28: bench/measure/profile)
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ def seen_share(cost: dict[str, Any]) -> float | None:
     second per process) over the CPU the app's processes spent on the requests it was sent alone."""
     if not cost.get("cpu_ms") or not cost.get("requests"):
         return None
-    seen_seconds = cost.get("samples", 0) / cost.get("sample_rate", RATE)
+    seen_seconds = cost.get("samples", 0) / cost.get("sample_rate", SETS_SAMPLE_RATE)
     return seen_seconds / (cost["cpu_ms"] * cost["requests"] / 1000)
 
 
