@@ -74,7 +74,10 @@ def test_flaskr_through_three_ways(tmp_path: Path, capsys: pytest.CaptureFixture
     # py-spy --gil does not sample).
     assert page["samples"] > 0 and "the app: flaskr" in page["profile"], page
     page_text = (tmp_path / "results.md").read_text()
-    assert "## The answer, from the figures below" in page_text and "mostly computing" in page_text, page_text
+    # The page opens with what to run: one of the ways measured, or why none (its command beside it).
+    answer = page_text.split("## What to run, from the figures below\n\n", 1)[1]
+    assert answer.startswith(tuple(f"**Run {name}**" for name in found) + ("No way served",)), page_text
+    assert "mostly computing" in page_text, page_text
 
 
 @pytest.mark.docker
