@@ -12,7 +12,7 @@ from typing import Any
 
 from bench.render import html_page
 from bench.render.shared import head, markdown_table, took
-from bench.render.yourapp_answer import GEVENT_FIX, bound_by, decision, dominant, seen_column
+from bench.render.yourapp_answer import GEVENT_FIX, bound_by, by_way, decision, dominant, seen_column
 from bench.results.records import Metadata
 from bench.results.store import LoadedSet
 from bench.results.yourapp import YourAppResult, outcome
@@ -24,14 +24,6 @@ def spread(records: list[YourAppResult]) -> tuple[float, float, float]:
     """The median, least and most requests per second of a way's repeats."""
     values = [record.rps or 0.0 for record in records]
     return median(values), min(values), max(values)
-
-
-def by_way(records: list[YourAppResult], clients: int) -> dict[str, list[YourAppResult]]:
-    found: dict[str, list[YourAppResult]] = defaultdict(list)
-    for record in records:
-        if record.clients == clients and record.measured:
-            found[record.target].append(record)
-    return found
 
 
 def mix_cost(metadata: Metadata) -> tuple[float, float, float] | None:

@@ -33,7 +33,6 @@ class WayAt:
     name: str
     clients: int
     rps: float  # the median of its repeats
-    least_rps: float
     p99_ms: float | None
     errors: int
     lost_writes: int
@@ -60,13 +59,18 @@ class WayAt:
         return f"{processes}, {inside}{nginx}"
 
 
-def ways_at(records: list[YourAppResult], clients: int) -> list[WayAt]:
+def by_way(records: list[YourAppResult], clients: int) -> dict[str, list[YourAppResult]]:
+    """The records measured at a client count, each way's repeats together."""
     found: dict[str, list[YourAppResult]] = {}
     for record in records:
         if record.clients == clients and record.measured:
             found.setdefault(record.target, []).append(record)
+    return found
+
+
+def ways_at(records: list[YourAppResult], clients: int) -> list[WayAt]:
     ways = []
-    for name, repeats in found.items():
+    for name, repeats in by_way(records, clients).items():
         p99s = [r.p99_ms for r in repeats if r.p99_ms is not None]
         rss = [r.rss_mb_peak for r in repeats if r.rss_mb_peak]
         lost = sum(entry.get("lost", 0) for r in repeats for entry in r.writes.values())
@@ -75,7 +79,6 @@ def ways_at(records: list[YourAppResult], clients: int) -> list[WayAt]:
                 name=name,
                 clients=clients,
                 rps=median(r.rps or 0.0 for r in repeats),
-                least_rps=min(r.rps or 0.0 for r in repeats),
                 p99_ms=median(p99s) if len(p99s) == len(repeats) else None,  # a rank that fell on a failure: none
                 errors=sum(r.errors or 0 for r in repeats),
                 lost_writes=lost,
