@@ -92,7 +92,7 @@ incidents: $(VENV_READY) ## what each production server loses to a reload, a kil
 	  $(if $(REPEAT),--repeat $(REPEAT)) $(if $(CLIENTS),--clients $(CLIENTS)) $(if $(SECONDS),--seconds $(SECONDS)) \
 	  $(if $(SCALE),--scale $(SCALE)) $(if $(OUT),--out $(OUT))
 
-yourapp: $(VENV_READY) ## your own Flask app served every way, verified, loaded, and what it is bound by (APP=folder REQUESTS=file CALLABLE="module:create_app()" SETUP= SERVICES= REQUIREMENTS= PYTHON_VERSION= WAYS= CLIENTS="10 50 200" REPEAT= SECONDS=; EXAMPLE=flaskr; docs/yourapp.md)
+yourapp: $(VENV_READY) ## your own Flask app served every way, verified, loaded, and what it is bound by (APP=folder REQUESTS=file CALLABLE="module:create_app()" SETUP= SERVICES= REQUIREMENTS= PYTHON_VERSION= WAYS= CLIENTS="10 50 200" REPEAT= SECONDS=; EXAMPLE=flaskr or ihatemoney; docs/yourapp.md)
 	$(PYTHON) -m bench.modes.yourapp $(if $(EXAMPLE),--example $(EXAMPLE)) $(if $(APP),--app $(APP)) \
 	  $(if $(REQUESTS),--requests $(REQUESTS)) $(if $(CALLABLE),--callable "$(CALLABLE)") $(if $(SETUP),--setup "$(SETUP)") \
 	  $(if $(SERVICES),--services $(SERVICES)) $(if $(REQUIREMENTS),--requirements $(REQUIREMENTS)) \

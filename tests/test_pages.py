@@ -67,12 +67,31 @@ def test_a_spread_of_medians_a_ratio_and_a_failed_count_of_the_set(recommend: fa
 
 
 def test_bounds_are_worded_as_bounds_and_the_load_generator_has_its_own(recommend: facts.Facts) -> None:
+    # The clients' bound is ab's own ceiling for the run's command (5000 requests in rounds of 1000 clients, each
+    # round the wait and the CPU), not clients / (wait + CPU): 832 at 1000 clients, below the CPU's 980.
     one_process = recommend.bound("gunicorn-gevent", 1000, 16)
-    assert (facts.at_most(one_process.rps), one_process.limit) == ("at most 980", "CPU")
-    assert facts.at_most(recommend.bound("gunicorn-gevent-2-workers", 5000, 16).rps) == "at most 4994"
-    # ab's own ceiling at each load (bench/loadgen/ceiling.py), below the clients' bound of 999 and 4994
+    assert (facts.at_most(one_process.rps), one_process.limit) == ("at most 832", "clients")
+    assert recommend.clients_alone("gunicorn-gevent", 1000) == pytest.approx(999, abs=1)
+    at_5000 = recommend.bound("gunicorn-gevent-2-workers", 5000, 16)
+    assert (facts.at_most(at_5000.rps), at_5000.limit) == ("at most 3329", "clients")
+    assert facts.fixed(recommend.clients_alone("gunicorn-gevent-2-workers", 5000), 0) == "4994"
+    assert facts.at_most(recommend.bound("gunicorn-gevent", 5000, 16).rps) == "at most 969"  # its CPU, 1 process
+    # ab's own ceiling at each load (bench/loadgen/ceiling.py), with no CPU in the request
     assert facts.at_most(recommend.where("c=1000 cpu_units=0").loadgen_ceiling()) == "at most 833"
     assert facts.at_most(recommend.where("c=5000").loadgen_ceiling()) == "at most 3333"
+
+
+def test_the_model_checked_from_one_core_bounds_what_two_cores_did(recommend: facts.Facts) -> None:
+    checked = recommend.from_one_core(1000)
+    assert {one.label for one, _, _ in checked} == {
+        "gunicorn-gevent", "nginx-gunicorn-gevent", "uwsgi-gevent-1-workers", "gunicorn-sync", "granian-sync",
+        "quart-uvicorn",
+    }  # fmt: skip
+    assert all(one.placement == "one core" and every.placement == "every core" for one, _, every in checked)
+    assert facts.within_bounds(checked) == len(checked)
+    # A bound lower than what two cores did is counted as missed.
+    one, found, every = checked[0]
+    assert facts.within_bounds([(one, type(found)(every.row.spread.median - 1, found.limit), every)]) == 0
 
 
 def test_a_selection_or_target_the_set_lacks_is_an_error(recommend: facts.Facts) -> None:

@@ -252,7 +252,7 @@ def test_flask_older_than_2_2_is_named_by_flask_app_not_by_the_app_option() -> N
     assert "FLASK_APP=yourapp_entry:application" in servers
     from bench.modes.yourapp import EXAMPLES
 
-    assert "--app" not in EXAMPLES["flaskr"]["setup"]
+    assert "--app" not in EXAMPLES["flaskr"].setup
 
 
 # --- A failed build, named by the requirement --------------------------------------------------------------------

@@ -40,6 +40,10 @@ class Demand:
     # Its processes share out a fixed number of threads (the tutorial's 200), so the total held stays as measured
     # however many processes there are.
     held_shared: bool = False
+    # What its load generator allows the clients, by the ceiling model of the run's command (bench/loadgen/), each
+    # request taking the wait and the CPU: at most clients / (wait + CPU), less where the tool has its own rounds.
+    # None: clients / (wait + CPU) alone.
+    clients_ceiling_rps: float | None = None
 
     def processes_on(self, cores: int) -> int:
         return cores if self.per_core else self.processes
@@ -62,7 +66,7 @@ def bound(demand: Demand, cores: int) -> Bound:
     cpu_s = demand.cpu_ms / 1000
     each = demand.wait_s + cpu_s
     candidates = {
-        "clients": demand.clients / each,
+        "clients": demand.clients / each if demand.clients_ceiling_rps is None else demand.clients_ceiling_rps,
         "held at once": demand.held_on(cores) / each,
         "CPU": min(demand.processes_on(cores), cores) / cpu_s if cpu_s > 0 else float("inf"),
     }

@@ -49,7 +49,9 @@ def image_packages(running: RunningScenario) -> dict[str, list[str]]:
         except subprocess.CalledProcessError:
             continue  # no pip in it: Postgres, Nginx
         if service != "postgres":
-            packages[image] = [*python.split(), *freeze.split()]
+            # A line each, its comments left out (pip's "# Editable install with no version control (...)")
+            installed = [line.strip() for line in freeze.splitlines() if line.strip() and not line.startswith("#")]
+            packages[image] = [*python.split(), *installed]
     return packages
 
 

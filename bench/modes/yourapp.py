@@ -15,7 +15,7 @@ import re
 import subprocess
 import sys
 import tarfile
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -53,20 +53,68 @@ from bench.render import yourapp as page
 from bench.results.records import CpuProbe
 from bench.results.yourapp import outcome
 
-FLASK_RELEASE = "3.1.3"  # flaskr, the example, from this release's source distribution on PyPI
 CACHE = ROOT / ".cache" / "yourapp"
 EXAMPLES_DIR = ROOT / "yourapp" / "examples"
-# The examples: the app's folder (fetched), its callable, its set-up, the requests and requirements in the repository.
-EXAMPLES: dict[str, dict[str, str]] = {
-    "flaskr": {
-        "callable": "flaskr:create_app()",
-        # Its own test data (tests/data.sql, in the source distribution): the user `test` and one post.
-        # `flask init-db`, not `flask --app flaskr init-db`: the image's FLASK_APP names the app on every Flask.
-        "setup": 'flask init-db && python -c "import sqlite3;'
-        " c = sqlite3.connect('instance/flaskr.sqlite'); c.executescript(open('tests/data.sql').read()); c.commit()\"",
-        "requests": str(EXAMPLES_DIR / "flaskr" / "requests.txt"),
-        "requirements": str(EXAMPLES_DIR / "flaskr" / "requirements.txt"),
-    },
+
+
+@dataclass(frozen=True)
+class Example:
+    """An example app, fetched from a source distribution on PyPI (the folder `inside` its archive), with what the
+    playground keeps for it in yourapp/examples/<name>/: its requests, its requirements, any services, and the files
+    a reader would add to deploy it (copied into the app's folder)."""
+
+    name: str
+    distribution: str  # the source distribution, pinned: "flask==3.1.3"
+    inside: str  # the app's folder in the archive, below its top folder ("" for the top folder itself)
+    callable: str
+    setup: str
+    health: str = "/"
+    services: str | None = None  # a Compose file of yourapp/examples/<name>/
+    added: tuple[str, ...] = ()  # files of yourapp/examples/<name>/ copied into the app's folder
+
+    @property
+    def files(self) -> Path:
+        return EXAMPLES_DIR / self.name
+
+    @property
+    def requests(self) -> Path:
+        return self.files / "requests.txt"
+
+    @property
+    def requirements(self) -> Path:
+        return self.files / "requirements.txt"
+
+
+EXAMPLES = {
+    example.name: example
+    for example in (
+        # flaskr, Flask's tutorial app, on SQLite. Its set-up loads its own test data (tests/data.sql): the user
+        # `test`, with a password hashed by PBKDF2, and one post. `flask init-db`, not `flask --app flaskr init-db`:
+        # the image's FLASK_APP names the app on every Flask.
+        Example(
+            name="flaskr",
+            distribution="flask==3.1.3",
+            inside="examples/tutorial",
+            callable="flaskr:create_app()",
+            setup='flask init-db && python -c "import sqlite3;'
+            " c = sqlite3.connect('instance/flaskr.sqlite'); c.executescript(open('tests/data.sql').read());"
+            ' c.commit()"',
+        ),
+        # I Hate Money, a shared budget manager, on Postgres: Flask-SQLAlchemy, Alembic's migrations (run by the app
+        # as it starts), Flask-WTF forms and a REST API with basic auth. Its set-up runs the migrations and makes its
+        # demo project (three members, three bills, the password `demo` hashed by scrypt).
+        Example(
+            name="ihatemoney",
+            distribution="ihatemoney==7.2.1",
+            inside="",
+            callable="ihatemoney.run:create_app()",
+            setup='python -c "from ihatemoney.run import create_app; from ihatemoney.models import Project;'
+            ' app = create_app(); app.app_context().push(); Project.create_demo_project()"',
+            health="/healthcheck",
+            services="services.yml",
+            added=("ihatemoney.cfg",),
+        ),
+    )
 }
 COSTS_ON = ("gunicorn-threads", "granian", "waitress")  # a sync way: each request's time is its own
 # A write's cost alone: at most this many, each one more row for the costs way's loads to read than the others get.
@@ -87,34 +135,26 @@ REFERENCE_HOW = (
 _REFERENCE_DEBUG = re.compile(r"^yourapp reference: debug (\S+)", re.MULTILINE)
 
 
-def fetch_flaskr() -> Path:
-    """flaskr, from Flask's source distribution on PyPI at FLASK_RELEASE, unpacked once under .cache/."""
-    folder = CACHE / f"flask-{FLASK_RELEASE}" / "flaskr"
-    if folder.is_dir():
-        return folder
-    CACHE.mkdir(parents=True, exist_ok=True)
-    download = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--quiet",
-        "--no-binary",
-        ":all:",
-        "--no-deps",
-        f"flask=={FLASK_RELEASE}",
-        "--dest",
-        str(CACHE),
-    ]
-    done = subprocess.run(download, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise AppError(f"fetching Flask {FLASK_RELEASE}'s source distribution failed: {last_line(done.stderr)}")
-    prefix = f"flask-{FLASK_RELEASE}/examples/tutorial/"
-    with tarfile.open(CACHE / f"flask-{FLASK_RELEASE}.tar.gz") as archive:
-        members = [member for member in archive.getmembers() if member.name.startswith(prefix)]
-        for member in members:
-            member.name = member.name.removeprefix(prefix)
-        archive.extractall(folder, members=[m for m in members if m.name], filter="data")
+def fetch(example: Example) -> Path:
+    """The example's folder from its source distribution on PyPI, unpacked once under .cache/, with the files the
+    playground adds to it."""
+    project, version = example.distribution.split("==")
+    top = f"{project}-{version}"
+    folder = CACHE / top / example.name
+    if not folder.is_dir():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        download = [sys.executable, "-m", "pip", "download", "--quiet", "--no-binary", ":all:", "--no-deps"]
+        done = subprocess.run([*download, example.distribution, "--dest", str(CACHE)], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise AppError(f"fetching {example.distribution}'s source distribution failed: {last_line(done.stderr)}")
+        prefix = f"{top}/{example.inside}/".replace("//", "/")
+        with tarfile.open(CACHE / f"{top}.tar.gz") as archive:
+            members = [member for member in archive.getmembers() if member.name.startswith(prefix)]
+            for member in members:
+                member.name = member.name.removeprefix(prefix)
+            archive.extractall(folder, members=[m for m in members if m.name], filter="data")
+    for name in example.added:
+        (folder / name).write_bytes((example.files / name).read_bytes())
     return folder
 
 
@@ -127,7 +167,7 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--requirements", type=Path, help="a requirements file (default the app's own)")
     parser.add_argument("--setup", default=None, help="a shell command run in each way's container first")
     parser.add_argument("--services", type=Path, help="a Compose file of the services the app needs")
-    parser.add_argument("--health", default="/", help="the path a way is up on (any answer but a 5xx)")
+    parser.add_argument("--health", default=None, help="the path a way is up on (any answer but a 5xx; default /)")
     parser.add_argument("--python", default="3.14", help="the Python version of the images")
     parser.add_argument("--ways", help="the ways to run, comma-separated (default: all)")
     parser.add_argument("--clients", default="10 50 200", help="the client counts of the sweep")
@@ -140,12 +180,16 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     found.argv = sys.argv[1:] if argv is None else argv
     if found.example:
         example = EXAMPLES[found.example]
-        found.callable = found.callable or example["callable"]
-        found.setup = found.setup or example["setup"]
-        found.requests = found.requests or Path(example["requests"])
-        found.requirements = found.requirements or Path(example["requirements"])
+        found.callable = found.callable or example.callable
+        found.setup = found.setup or example.setup
+        found.requests = found.requests or example.requests
+        found.requirements = found.requirements or example.requirements
+        found.health = found.health or example.health
+        if example.services and not found.services:
+            found.services = example.files / example.services
     elif not found.app or not found.requests:
         parser.error("APP= (the app's folder) and REQUESTS= (its requests file) are needed, or EXAMPLE=flaskr")
+    found.health = found.health or "/"
     return found
 
 
@@ -331,7 +375,7 @@ def run(options: argparse.Namespace) -> int:
     ways = choose(options.ways.split(",") if options.ways else None)  # an unknown name before minutes of building
     try:
         requests = read_requests(options.requests)
-        folder = fetch_flaskr() if options.example == "flaskr" else options.app
+        folder = fetch(EXAMPLES[options.example]) if options.example else options.app
         source = app_source(folder, options.requirements, options.python)
     except (RequestsFileError, AppError) as error:
         print(error, file=sys.stderr)

@@ -273,6 +273,23 @@ class Facts:
             raise FactError(f"no measurement of {target} at {clients} clients to bound")
         return found, demand
 
+    def clients_alone(self, target: str, clients: int, cpu_units: int = 0) -> float:
+        """What the clients would allow without their load generator's rounds: clients / (wait + CPU)."""
+        _, demand = self.demand(target, clients, cpu_units)
+        return demand.clients / (demand.wait_s + demand.cpu_ms / 1000)
+
+    def from_one_core(self, clients: int) -> list[tuple[Way, Bound, Way]]:
+        """The model checked on this machine: per way also run on a core of its own at `clients`, that row, the
+        bound on this machine's cores computed from it alone, and the way's row on every core at the same load."""
+        checked = []
+        for way in self.rows:
+            if way.placement == EVERY_CORE or way.load != (clients, 0) or not served(way):
+                continue
+            demand, every_core = demand_of(way), self.row(way.label, clients)
+            if demand is not None and every_core is not None and every_core.row.spread is not None:
+                checked.append((way, bound(demand, self.cores), every_core))
+        return checked
+
     def share_of_bound(self, target: str, clients: int, cpu_units: int = 0) -> float:
         """The median throughput as a share of the model's bound on the machine the set ran on (its page's last
         column)."""
@@ -320,6 +337,31 @@ class Facts:
     @property
     def cores(self) -> int:
         return int(self.metadata.get("cpu_count") or 1)
+
+
+def within_bounds(checked: list[tuple[Way, Bound, Way]]) -> int:
+    """How many of Facts.from_one_core's ways did at most their bound on every core."""
+    return sum(
+        1 for _, found, every in checked if every.row.spread is not None and every.row.spread.median <= found.rps
+    )
+
+
+def bound_verdict(checked: list[tuple[Way, Bound, Way]]) -> str:
+    """Whether Facts.from_one_core's ways stayed within their bounds: "every way did at most its bound", or how many
+    did more."""
+    over = len(checked) - within_bounds(checked)
+    if not over:
+        return f"{quantified(len(checked), len(checked), 'way')} did at most its bound"
+    return f"{quantified(over, len(checked), 'way')} did more than its bound"
+
+
+def one_to_every(checked: list[tuple[Way, Bound, Way]]) -> list[float]:
+    """Per way of Facts.from_one_core, what it did on every core over what it did on one (medians)."""
+    return [
+        every.row.spread.median / one.row.spread.median
+        for one, _, every in checked
+        if every.row.spread is not None and one.row.spread is not None
+    ]
 
 
 def share_cell(way: Way | None) -> str:

@@ -42,6 +42,8 @@ def environment(root: Path, finalize: Callable[[Any], Any] | None = None) -> jin
         share_cell=facts.share_cell,
         at_once=facts.at_once,
         standing=facts.standing,
+        bound_verdict=facts.bound_verdict,
+        one_to_every=facts.one_to_every,
     )
     env.filters.update(
         fixed=facts.fixed,

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.containers.scenarios import REFERENCE
+from bench.loadgen.closed_loop import LOADGENS
 from bench.measure.scaling import CORES, Demand, bound
 from bench.render import html_page, shared
 from bench.render.bench import per_request
@@ -144,6 +145,7 @@ def demand_of(way: Way) -> Demand | None:
         target=way.label, clients=record.c, wait_s=record.delay, cpu_ms=spent, processes=record.workers,
         held_per_process=record.per_worker(), per_core=way.per_core, measured_rps=way.row.spread.median,
         held_shared=way.per_core and record.mode == "sync",
+        clients_ceiling_rps=LOADGENS[record.loadgen].ceiling_rps(record.n, record.c, record.delay + spent / 1000, None),
     )  # fmt: skip
 
 
