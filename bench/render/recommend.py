@@ -227,7 +227,7 @@ def render(out: Path, loaded: LoadedSet) -> None:
         "",
         *per_core_table(found),
         "",
-        "## One core of its own: what one process tops out at",
+        "## One core of its own: what one process did there",
         "",
         *shares_table(found, ONE_CORE),
         "",
