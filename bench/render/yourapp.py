@@ -79,7 +79,8 @@ def answer(records: list[YourAppResult], metadata: Metadata) -> list[str]:
         per_request = median(gevent_cpu)
         lines.append(
             f"- Under load, one gevent process spends {per_request:g} ms of CPU per request: one such "
-            f"process tops out near {1000 / per_request:.0f} requests/s of this mix, whatever its clients."
+            f"process answers at most {1000 / per_request:.0f} requests/s of this mix (1000 / its CPU ms), whatever"
+            " its clients."
         )
     blocked = [r for r in records if r.blocked_reports]
     if blocked:
