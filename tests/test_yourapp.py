@@ -81,6 +81,42 @@ def test_flaskr_through_three_ways(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 @pytest.mark.docker
+def test_i_hate_money_on_postgres_through_two_ways(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A public app as its users deploy it, fetched from its source distribution: a pyproject.toml project, its
+    Alembic migrations run by its set-up, Postgres from the example's services file, Flask-WTF forms (their CSRF
+    tokens masked) and an API that checks a password with scrypt on every request."""
+    ways = "gunicorn-threads,gunicorn-gevent"
+    status, output = run_mode(capsys, "--example", "ihatemoney", "--ways", ways, "--clients", "4", "--seconds", "3",
+                              "--out", str(tmp_path))  # fmt: skip
+    assert status == 0, output
+    # psycopg2 waits in C: named before anything runs, with its fix.
+    assert "psycopg2-binary: gevent cannot patch its waits; the fix: psycogreen" in output, output
+    found = records(tmp_path)
+    assert set(found) == set(ways.split(",")), output
+    for name, record in found.items():
+        assert record.verified and record.ok and record.errors == 0, (name, record.problem)
+        assert len(record.per_type) == 8 and set(record.status_codes) == {"200", "201", "401"}, record.status_codes
+        bills = record.writes["POST /api/projects/demo/bills"]
+        assert bills["acknowledged"] > 0 and bills["lost"] == 0, bills
+        assert record.db_cpu_ms_per_request and record.db_statements_per_request, name
+    loaded = load(tmp_path)
+    assert loaded.metadata.extra["database"] == {"service": "postgres", "counts_statements": True}
+    costs = loaded.metadata.extra["request_costs"]
+    # scrypt: the API's password check costs more CPU than a page that reads and renders every bill.
+    api, page = costs["GET /api/projects/demo/bills"], costs["GET /demo/"]
+    assert api["cpu_ms"] > 2 * page["cpu_ms"], costs
+    assert page["db_statements"] > 0 and "SQLAlchemy" in page["profile"], page
+    # gevent's monitor caught the password check holding the loop, in the app's own code.
+    gevent = found["gunicorn-gevent"]
+    assert gevent.blocked_reports and any("check_password_hash" in frame for frame in gevent.blocked_stack), output
+    text = (tmp_path / "results.md").read_text()
+    assert "## The request that costs the most: `GET /api/projects/demo/bills`" in text or (
+        "## The request that costs the most: `POST /api/projects/demo/bills`" in text
+    ), text
+    assert "## Python or the database, at 4 clients" in text, text
+
+
+@pytest.mark.docker
 def test_a_wait_gevent_cannot_patch_is_reported_with_its_stack(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

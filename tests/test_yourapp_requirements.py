@@ -132,7 +132,7 @@ def test_includes_constraints_and_comments_as_pip_reads_them(tmp_path: Path) -> 
     folder = app(tmp_path, {
         "requirements.txt": "-r requirements/base.txt\n--requirement=requirements/extra.txt\n-c constraints.txt\n"
                             "flask==3.1.3\t# a tab before the comment\n",
-        "requirements/base.txt": "# the base\n--index-url https://pypi.org/simple\n"
+        "requirements/base.txt": "# the base\n--index-url https://index.example/simple\n"
                                  "wheelpkg @ https://example.com/wheelpkg-1.0-py3-none-any.whl#sha256=abc\n",
         "requirements/extra.txt": "-rmore.txt\n",
         "requirements/more.txt": "requests>=2  # a comment\n",
@@ -140,7 +140,7 @@ def test_includes_constraints_and_comments_as_pip_reads_them(tmp_path: Path) -> 
     })  # fmt: skip
     source = app_source(folder, None, "3.14")
     assert source.requirements == (
-        "--index-url https://pypi.org/simple",
+        "--index-url https://index.example/simple",
         "wheelpkg @ https://example.com/wheelpkg-1.0-py3-none-any.whl#sha256=abc",  # a `#` in a URL is not a comment
         "requests>=2",
         "flask==3.1.3",
