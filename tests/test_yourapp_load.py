@@ -32,6 +32,7 @@ from bench.measure.yourapp_load import summarise, vegeta_command
 from bench.measure.yourapp_session import (
     acknowledged,
     cookie_header,
+    errors_in_log,
     locked_in_log,
     log_in,
     look_up,
@@ -409,6 +410,18 @@ def test_sqlite_s_lock_is_counted_per_request_from_flask_s_log() -> None:
     assert locked_in_log(FLASK_LOG) == {"POST /create": 2}  # the chained traceback's request once
     assert locked_in_log("sqlite3.OperationalError: database is locked\n") == {"": 1}
     assert locked_in_log("no error at all") == {}
+
+
+def test_the_log_s_errors_are_counted_once_per_failed_request_by_its_final_exception() -> None:
+    assert errors_in_log(FLASK_LOG) == {
+        "sqlite3.OperationalError: database is locked": 2,
+        "ZeroDivisionError: division by zero": 1,
+    }
+    # Without Flask's heads (an app or server that logs its own way), each exception line, the most frequent three.
+    shared = "psycopg2.DatabaseError: error with status PGRES_TUPLES_OK and no message from the libpq\n"
+    other = "".join(f"ValueError: {n}\n" for n in range(4))
+    assert errors_in_log(shared * 3 + other) == {shared.strip(): 3, "ValueError: 0": 1, "ValueError: 1": 1}
+    assert errors_in_log("[INFO] Booting worker\nGET / 200\n") == {}
 
 
 def record(**fields: Any) -> YourAppResult:

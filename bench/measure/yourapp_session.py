@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.loadgen.vegeta_targets import RequestSpec, labels, marks_in, request_of, with_session, write_mark
+from bench.results.yourapp import SAID_ERRORS
 
 LOOKUP_TIMEOUT = 60  # a page that lists every write of the run (flaskr's front page) grows with each load
 # Flask logs an unhandled exception as `Exception on /create [POST]`, its traceback under it (Flask.log_exception).
@@ -153,6 +154,27 @@ def look_up(
             "found_unacknowledged": sum(max(0, count - mine.get(mark, 0)) for mark, count in stored.items()),
         }
     return found
+
+
+# The last line of a Python traceback: the exception's class and message, at the start of its line.
+_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): (.*)$", re.MULTILINE)
+
+
+def errors_in_log(logs: str) -> dict[str, int]:
+    """The errors the app's log shows, each once per failed request where Flask names one ("Exception on /path
+    [GET]", then its traceback: the last exception line of it, a chained one's final error), else each exception
+    line; the most frequent SAID_ERRORS, each cut to 200 characters."""
+    heads = list(_FLASK_EXCEPTION.finditer(logs))
+    blocks = [logs[h.start() : heads[i + 1].start() if i + 1 < len(heads) else len(logs)] for i, h in enumerate(heads)]
+    counted: Counter[str] = Counter()
+    for block in blocks:
+        lines = _EXCEPTION_LINE.findall(block)
+        if lines:
+            kind, message = lines[-1]
+            counted[f"{kind}: {message}"[:200]] += 1
+    if not heads:
+        counted.update(f"{kind}: {message}"[:200] for kind, message in _EXCEPTION_LINE.findall(logs))
+    return dict(counted.most_common(SAID_ERRORS))
 
 
 def locked_in_log(logs: str) -> dict[str, int]:

@@ -48,7 +48,7 @@ from bench.measure.yourapp_checks import (
 )
 from bench.measure.yourapp_database import Database, postgres_service, start_counting
 from bench.measure.yourapp_load import MixResult, mix_load, request_cost, service_host
-from bench.measure.yourapp_session import Session, locked_in_log, log_in
+from bench.measure.yourapp_session import Session, errors_in_log, locked_in_log, log_in
 from bench.render import yourapp as page
 from bench.results.records import CpuProbe
 from bench.results.yourapp import outcome
@@ -343,7 +343,7 @@ class Run:
         state = running.health().get("app", "gone")
         problem = None if state == "healthy" else f"the app's container is {state} after the load"
         logs = running.app_logs(since=started)
-        record["locked"] = locked_in_log(logs)
+        record |= {"locked": locked_in_log(logs), "log_errors": errors_in_log(logs)}
         if way.mode == "gevent":
             blocked = blocked_greenlets(logs)
             record |= {

@@ -15,7 +15,7 @@ from bench.render.shared import head, markdown_table, took
 from bench.render.yourapp_answer import GEVENT_FIX, bound_by, by_way, decision, dominant, seen_column
 from bench.results.records import Metadata
 from bench.results.store import LoadedSet
-from bench.results.yourapp import YourAppResult, outcome
+from bench.results.yourapp import SAID_ERRORS, YourAppResult, outcome
 
 WAITING = 0.5  # a mix whose requests spend at least this share of their time waiting is "mostly waiting"
 
@@ -170,6 +170,12 @@ def status_lines(records: list[YourAppResult]) -> list[str]:
         if locked:
             named = ", ".join(f"{name or 'a request the log does not name'} {count}" for name, count in locked.items())
             missed.append(f"SQLite's \"database is locked\" in the app's log {sum(locked.values())} times ({named})")
+        errors: Counter[str] = Counter()
+        for record in found:
+            errors.update(record.log_errors)
+        if missed and errors:
+            named = ", ".join(f"`{error}` ({count})" for error, count in errors.most_common(SAID_ERRORS))
+            missed.append(f"the app's log said {named}")
         if missed:
             together = f" ({len(found)} repeats together)" if len(found) > 1 else ""
             lines.append(f"- {way} at {clients} clients{together}: " + "; ".join(missed))

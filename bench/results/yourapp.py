@@ -11,6 +11,8 @@ from typing import Any
 
 from bench.results.records import Loaded
 
+SAID_ERRORS = 3  # the errors of an app's log a record keeps: the most frequent of each load
+
 
 @dataclass(frozen=True, kw_only=True)
 class YourAppResult(Loaded):
@@ -41,6 +43,7 @@ class YourAppResult(Loaded):
     # acknowledged and the problem that kept it from being looked up.
     writes: dict[str, dict[str, Any]] = field(default_factory=dict)
     locked: dict[str, int] = field(default_factory=dict)  # SQLite's "database is locked" per request, from the log
+    log_errors: dict[str, int] = field(default_factory=dict)  # the log's SAID_ERRORS most frequent (yourapp_session)
     # The reader's Postgres (SERVICES=), over the same requests: its container's CPU and its statements per request.
     db_cpu_ms_per_request: float | None = None
     db_statements_per_request: float | None = None
