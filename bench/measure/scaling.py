@@ -45,6 +45,16 @@ class Demand:
     # None: clients / (wait + CPU) alone.
     clients_ceiling_rps: float | None = None
 
+    @property
+    def each_s(self) -> float:
+        """A request's time, from the client's side: its wait and its CPU."""
+        return self.wait_s + self.cpu_ms / 1000
+
+    @property
+    def clients_alone_rps(self) -> float:
+        """What the clients allow without their load generator's rounds: clients / (wait + CPU)."""
+        return self.clients / self.each_s
+
     def processes_on(self, cores: int) -> int:
         return cores if self.per_core else self.processes
 
@@ -64,10 +74,10 @@ class Bound:
 def bound(demand: Demand, cores: int) -> Bound:
     """The least of the three bounds on `cores` cores."""
     cpu_s = demand.cpu_ms / 1000
-    each = demand.wait_s + cpu_s
+    clients = demand.clients_ceiling_rps
     candidates = {
-        "clients": demand.clients / each if demand.clients_ceiling_rps is None else demand.clients_ceiling_rps,
-        "held at once": demand.held_on(cores) / each,
+        "clients": demand.clients_alone_rps if clients is None else clients,
+        "held at once": demand.held_on(cores) / demand.each_s,
         "CPU": min(demand.processes_on(cores), cores) / cpu_s if cpu_s > 0 else float("inf"),
     }
     limit = min(candidates, key=lambda name: candidates[name])

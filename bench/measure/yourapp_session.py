@@ -160,31 +160,37 @@ def look_up(
 _EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception)): (.*)$", re.MULTILINE)
 
 
+def _failed_requests(logs: str) -> tuple[str, list[tuple[str, str]]]:
+    """The log split where Flask logs a failed request ("Exception on /create [POST]"): what comes before the first,
+    then per failed request its name ("POST /create") and its part of the log, traceback and all."""
+    heads = list(_FLASK_EXCEPTION.finditer(logs))
+    ends = [head.start() for head in heads[1:]] + [len(logs)] * bool(heads)
+    before = logs[: heads[0].start() if heads else len(logs)]
+    return before, [(f"{head[2]} {head[1]}", logs[head.start() : end]) for head, end in zip(heads, ends, strict=True)]
+
+
 def errors_in_log(logs: str) -> dict[str, int]:
     """The errors the app's log shows, each once per failed request where Flask names one ("Exception on /path
     [GET]", then its traceback: the last exception line of it, a chained one's final error), else each exception
     line; the most frequent SAID_ERRORS, each cut to 200 characters."""
-    heads = list(_FLASK_EXCEPTION.finditer(logs))
-    blocks = [logs[h.start() : heads[i + 1].start() if i + 1 < len(heads) else len(logs)] for i, h in enumerate(heads)]
+    before, failed = _failed_requests(logs)
     counted: Counter[str] = Counter()
-    for block in blocks:
-        lines = _EXCEPTION_LINE.findall(block)
+    for _, part in failed:
+        lines = _EXCEPTION_LINE.findall(part)
         if lines:
             kind, message = lines[-1]
             counted[f"{kind}: {message}"[:200]] += 1
-    if not heads:
-        counted.update(f"{kind}: {message}"[:200] for kind, message in _EXCEPTION_LINE.findall(logs))
+    if not failed:
+        counted.update(f"{kind}: {message}"[:200] for kind, message in _EXCEPTION_LINE.findall(before))
     return dict(counted.most_common(SAID_ERRORS))
 
 
 def locked_in_log(logs: str) -> dict[str, int]:
     """How many requests SQLite's "database is locked" failed, by the request Flask's log names above each traceback
     ("POST /create"); under "" those the log shows without one (an app that logs its errors its own way)."""
-    counted: Counter[str] = Counter()
-    heads = list(_FLASK_EXCEPTION.finditer(logs))
-    counted[""] = logs[: heads[0].start() if heads else len(logs)].count(LOCKED)
-    for index, head in enumerate(heads):
-        end = heads[index + 1].start() if index + 1 < len(heads) else len(logs)
-        if LOCKED in logs[head.start() : end]:  # once per request, however often its chained traceback says it
-            counted[f"{head[2]} {head[1]}"] += 1
+    before, failed = _failed_requests(logs)
+    counted: Counter[str] = Counter({"": before.count(LOCKED)})
+    for name, part in failed:
+        if LOCKED in part:  # once per request, however often its chained traceback says it
+            counted[name] += 1
     return {name: count for name, count in counted.items() if count}

@@ -30,6 +30,18 @@ class FactError(ValueError):
 
 
 @dataclass(frozen=True)
+class ModelCheck:
+    """One way of Facts.from_one_core: its row on a core of its own, the model's bound on the machine's cores from
+    that row alone, its row on every core, and the two rows' median throughputs."""
+
+    one: Way
+    bound: Bound
+    every: Way
+    one_rps: float
+    every_rps: float
+
+
+@dataclass(frozen=True)
 class Spread:
     """A target's runs of one metric: their median, lowest and highest."""
 
@@ -274,11 +286,10 @@ class Facts:
         return found, demand
 
     def clients_alone(self, target: str, clients: int, cpu_units: int = 0) -> float:
-        """What the clients would allow without their load generator's rounds: clients / (wait + CPU)."""
-        _, demand = self.demand(target, clients, cpu_units)
-        return demand.clients / (demand.wait_s + demand.cpu_ms / 1000)
+        """What the clients would allow without their load generator's rounds (Demand.clients_alone_rps)."""
+        return self.demand(target, clients, cpu_units)[1].clients_alone_rps
 
-    def from_one_core(self, clients: int) -> list[tuple[Way, Bound, Way]]:
+    def from_one_core(self, clients: int) -> list[ModelCheck]:
         """The model checked on this machine: per way also run on a core of its own at `clients`, that row, the
         bound on this machine's cores computed from it alone, and the way's row on every core at the same load."""
         checked = []
@@ -287,7 +298,8 @@ class Facts:
                 continue
             demand, every_core = demand_of(way), self.row(way.label, clients)
             if demand is not None and every_core is not None and every_core.row.spread is not None:
-                checked.append((way, bound(demand, self.cores), every_core))
+                found = bound(demand, self.cores)
+                checked.append(ModelCheck(way, found, every_core, demand.measured_rps, every_core.row.spread.median))
         return checked
 
     def share_of_bound(self, target: str, clients: int, cpu_units: int = 0) -> float:
@@ -339,14 +351,12 @@ class Facts:
         return int(self.metadata.get("cpu_count") or 1)
 
 
-def within_bounds(checked: list[tuple[Way, Bound, Way]]) -> int:
+def within_bounds(checked: list[ModelCheck]) -> int:
     """How many of Facts.from_one_core's ways did at most their bound on every core."""
-    return sum(
-        1 for _, found, every in checked if every.row.spread is not None and every.row.spread.median <= found.rps
-    )
+    return sum(1 for check in checked if check.every_rps <= check.bound.rps)
 
 
-def bound_verdict(checked: list[tuple[Way, Bound, Way]]) -> str:
+def bound_verdict(checked: list[ModelCheck]) -> str:
     """Whether Facts.from_one_core's ways stayed within their bounds: "every way did at most its bound", or how many
     did more."""
     over = len(checked) - within_bounds(checked)
@@ -355,13 +365,9 @@ def bound_verdict(checked: list[tuple[Way, Bound, Way]]) -> str:
     return f"{quantified(over, len(checked), 'way')} did more than its bound"
 
 
-def one_to_every(checked: list[tuple[Way, Bound, Way]]) -> list[float]:
+def one_to_every(checked: list[ModelCheck]) -> list[float]:
     """Per way of Facts.from_one_core, what it did on every core over what it did on one (medians)."""
-    return [
-        every.row.spread.median / one.row.spread.median
-        for one, _, every in checked
-        if every.row.spread is not None and one.row.spread is not None
-    ]
+    return [check.every_rps / check.one_rps for check in checked]
 
 
 def share_cell(way: Way | None) -> str:

@@ -165,14 +165,13 @@ def status_lines(records: list[YourAppResult]) -> list[str]:
             if set(entry["statuses"]) != {str(entry["expect"])}
         ]
         locked: Counter[str] = Counter()
+        errors: Counter[str] = Counter()
         for record in found:
             locked.update(record.locked)
+            errors.update(record.log_errors)
         if locked:
             named = ", ".join(f"{name or 'a request the log does not name'} {count}" for name, count in locked.items())
             missed.append(f"SQLite's \"database is locked\" in the app's log {sum(locked.values())} times ({named})")
-        errors: Counter[str] = Counter()
-        for record in found:
-            errors.update(record.log_errors)
         if missed and errors:
             named = ", ".join(f"`{error}` ({count})" for error, count in errors.most_common(SAID_ERRORS))
             missed.append(f"the app's log said {named}")
