@@ -37,6 +37,9 @@ MOST_OTHERS = 0.5
 # MOST_WAIT s (the front's loads of `make yourapp` keep both cores busy for minutes); at most TRIES in all.
 QUIET_FOR, MOST_WAIT, TRIES = 5.0, 300.0, 4
 REMEASURED = ROOT / ".test-run" / "remeasured.jsonl"
+# How a check's last failure begins where the others had the CPU at every try: tests/in_docker.py then runs the test
+# alone once the parts have ended, as a test of time is run, apart from them (not counted among the reruns).
+PREMISE_NOT_MET = "premise not met"
 
 T = TypeVar("T")
 
@@ -141,7 +144,7 @@ def where_the_cpu_was_there(check: Callable[[], T]) -> T:
                 raise
             if attempt == TRIES:
                 raise AssertionError(
-                    f"premise not met {TRIES} times: the other parts used {others:.2f} cores while it ran, the last"
+                    f"{PREMISE_NOT_MET} {TRIES} times: the other parts used {others:.2f} cores while it ran, the last"
                     f" time too: {failure}"
                 ) from failure
             remeasured(others, failure, wait_for_quiet(most))

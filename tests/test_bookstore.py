@@ -451,7 +451,11 @@ def test_the_healthcheck_answers_while_the_pool_is_busy(bookstore: Bookstore) ->
     assert [status for status, _ in checks] == [200] * len(SATURABLE), checks
     assert busy_after == busy, (busy, busy_after)  # and still full after /health answered
     statuses = Counter(status for status, _ in answers)
-    assert set(statuses) <= {200, 504}, statuses  # 504: a request held in the lock past the statement timeout
+    # 504: a request held in the lock past the statement timeout; the pool's 503: one still waiting for a connection
+    # when its pool's timeout was up, as the queue drained after the lock (a CI run: 31 of 256, the CPU held by the
+    # other parts). Each a clear answer, never another error.
+    unclear = [(status, text) for status, text in answers if status not in (200, 504) and POOL_503 not in text]
+    assert not unclear and statuses[200] > len(answers) / 2, (statuses, unclear[:3])
     print(f"pools full after {saturated:.1f} s; then {statuses}")
 
 

@@ -1,0 +1,89 @@
+"""What `make test` does with the tests in Docker that failed beside the other parts (tests/in_docker.py), on real
+pytest runs of a few tests made for it: run again alone and recorded, at most MOST_RERUNS of them, and the checks
+of time whose premise never held (tests/cpu_share.py) run alone too, apart, not counted among the reruns."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import in_docker
+from tests.cpu_share import PREMISE_NOT_MET
+
+# Each test fails the first time it runs (a mark in MARKS says it ran) and passes the next, unless STILL names it.
+# The starved ones fail as a check of time does where the other parts kept the CPU at each of its tries.
+TESTS = """
+import os
+from pathlib import Path
+
+MARKS = Path(os.environ["MARKS"])
+
+
+def first_time(name):
+    mark = MARKS / name
+    first = not mark.exists()
+    mark.touch()
+    return first or name in os.environ.get("STILL", "").split()
+
+
+def test_passes():
+    pass
+"""
+STARVED = """
+
+def test_starved_{n}():
+    assert not first_time("starved_{n}"), "{premise} 4 times: the other parts used 1.9 cores while it ran"
+"""
+FLAKY = """
+
+def test_flaky_{n}():
+    assert not first_time("flaky_{n}"), "an answer after 4.7 s"
+"""
+
+
+def run(tmp_path: Path, starved: int, flaky: int, still: str = "") -> tuple[int, list[dict[str, object]]]:
+    """One part's run of the made tests, then in_docker's reruns: the status and the record."""
+    folder = tmp_path / "made"
+    folder.mkdir()
+    (folder / "pytest.ini").write_text("[pytest]\n")
+    (folder / "conftest.py").write_text("from tests.conftest import pytest_runtest_logreport  # noqa: F401\n")
+    text = TESTS + "".join(STARVED.format(n=n, premise=PREMISE_NOT_MET) for n in range(starved))
+    (folder / "test_made.py").write_text(text + "".join(FLAKY.format(n=n) for n in range(flaky)))
+    (tmp_path / "marks").mkdir()
+    environment = {"MARKS": str(tmp_path / "marks"), "STILL": still, "PYTHONPATH": str(in_docker.ROOT)}
+    command = [sys.executable, "-m", "pytest", "-p", "no:xdist", "-c", str(folder / "pytest.ini"), str(folder)]
+    part = in_docker.Part("[made]", command, environment, tmp_path / "part")
+    part.directory.mkdir()
+    part.start()
+    part.wait()
+    record = tmp_path / "reruns.json"
+    return in_docker.run_again_alone([part], record), json.loads(record.read_text())
+
+
+def test_checks_whose_premise_never_held_run_alone_apart_from_the_counted_reruns(tmp_path: Path) -> None:
+    code, record = run(tmp_path, starved=in_docker.MOST_RERUNS + 2, flaky=in_docker.MOST_RERUNS)
+    assert code == 0, record
+    deferred = sorted(str(rerun["test"]).rsplit("::", 1)[1] for rerun in record if rerun["deferred"])
+    assert deferred == [f"test_starved_{n}" for n in range(in_docker.MOST_RERUNS + 2)], record
+    assert sum(not rerun["deferred"] for rerun in record) == in_docker.MOST_RERUNS, record
+    assert all(rerun["alone"] == "passed" and rerun["part"] == "made" for rerun in record), record
+    assert all(PREMISE_NOT_MET in str(rerun["first_failure"]) for rerun in record if rerun["deferred"]), record
+
+
+def test_more_reruns_than_the_most_fail_the_run_unrun(tmp_path: Path) -> None:
+    code, record = run(tmp_path, starved=1, flaky=in_docker.MOST_RERUNS + 1)
+    assert code == 1, record
+    assert len(record) == in_docker.MOST_RERUNS + 2, record
+    assert all(str(rerun["alone"]).startswith("not run again") for rerun in record), record
+
+
+@pytest.mark.parametrize("still", ["starved_0", "flaky_0"])
+def test_a_test_that_fails_alone_too_fails_the_run(tmp_path: Path, still: str) -> None:
+    code, record = run(tmp_path, starved=1, flaky=1, still=still)
+    assert code == 1, record
+    alone = {str(rerun["test"]).rsplit("::test_", 1)[1]: str(rerun["alone"]) for rerun in record}
+    assert alone[still].startswith("failed: call: AssertionError"), record
+    assert [outcome for outcome in alone.values() if outcome == "passed"], record
