@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from bench.pages import facts
+from bench.pages import facts, rows
 from bench.pages.render import PAGES, ROOT, render
 
 RECOMMEND = ROOT / "results" / "2026-11-27-recommend"
@@ -102,3 +102,28 @@ def test_a_selection_or_target_the_set_lacks_is_an_error(recommend: facts.Facts)
         recommend.where("c=7")
     with pytest.raises(facts.FactError):
         recommend.where(CPU_200).median("no-such-way")
+
+
+REPEAT3 = ROOT / "results" / "2026-11-25-repeat3"
+
+
+def test_the_rows_of_a_repeated_run_as_docs_every_way_states_them() -> None:
+    found = facts.Facts.of(REPEAT3)
+    c200 = found.where("c=200")
+    # gunicorn's threads at 200 clients: 164.2 to 167.7 requests per second around a median of 164.5
+    threads = rows.way_of(found, "gunicorn-sync", 200)
+    assert (rows.throughput(threads), f"{rows.spread_percent(threads):.1f}") == ("164.5 (164.2–167.7)", "2.2")
+    assert rows.share_range(found, threads) == "0.93 (0.93–0.95)" and rows.with_share(threads) == "164.5 (0.93)"
+    # uWSGI's gevent processes: each run above every run of three servers, overlapping two others
+    said = rows.standing_against(
+        c200, "uwsgi-gevent", [("granian-sync", "granian"), ("gunicorn-sync", "threads"), ("mod-wsgi-sync", "mod_wsgi")]
+    )
+    assert said == "within the spread of granian, and ahead of threads and mod_wsgi"
+    assert rows.overlapping_pairs(c200, ["granian-sync", "uwsgi-sync", "mod-wsgi-sync"]) == (3, 3)
+    assert rows.overlapping_pairs(c200, ["uwsgi-gevent", "gunicorn-sync", "mod-wsgi-sync"]) == (1, 3)
+    assert rows.pairs_behind(c200, ["gunicorn-gevent-pypy"], ["uwsgi-gevent", "gunicorn-sync"]) == (2, 2)
+    assert rows.unsteady(found) == (92, 174)  # as the set's own results.md counts them, failed runs included
+    low, high = rows.probe_seconds(found)
+    assert (facts.fixed(low), facts.fixed(high)) == ("0.07", "0.30")
+    with pytest.raises(facts.FactError):
+        rows.spread_percent(rows.way_of(found, "mod-wsgi-sync", 1000))  # a failed row has no spread

@@ -1,5 +1,6 @@
-"""README.md and docs/recommend.md rendered from their templates in pages/ and the result sets they cite: each figure,
-range, ratio, count and comparison word about a set is a call of bench/pages/facts.py in the template."""
+"""README.md, docs/recommend.md and docs/every-way.md rendered from their templates in pages/ and the result sets
+they cite: each figure, range, ratio, count and comparison word about a set is a call of bench/pages/facts.py (or,
+for a set's rows, bench/pages/rows.py) in the template."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from typing import Any
 
 import jinja2
 
-from bench.pages import facts
+from bench.pages import facts, rows
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = ("README.md", "docs/recommend.md")  # each rendered from pages/<page>.j2
+PAGES = ("README.md", "docs/recommend.md", "docs/every-way.md")  # each rendered from pages/<page>.j2
 
 
 def environment(root: Path, finalize: Callable[[Any], Any] | None = None) -> jinja2.Environment:
@@ -44,6 +45,7 @@ def environment(root: Path, finalize: Callable[[Any], Any] | None = None) -> jin
         standing=facts.standing,
         bound_verdict=facts.bound_verdict,
         one_to_every=facts.one_to_every,
+        rows=rows,
     )
     env.filters.update(
         fixed=facts.fixed,

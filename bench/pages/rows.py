@@ -1,0 +1,149 @@
+"""A set's rows as a page's tables and prose show them: each cell as the set's own results.md prints it, and the
+facts about several rows at once (their spreads' extremes, how many pairs overlap, the CPU probe's loop), so that
+docs/every-way.md states none of them by hand."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+from bench.pages.facts import FactError, Facts, comparison, fixed, spread_of
+from bench.render import shared
+from bench.render.bench import throughput_cell
+from bench.render.recommend import Way, cpu_ms_of
+
+
+def way_of(found: Facts, target: str, clients: int) -> Way:
+    """The target's row at a load (every core, no CPU work); a page asks only for rows the set has."""
+    way = found.row(target, clients)
+    if way is None:
+        raise FactError(f"no row of {target} at {clients} clients in {found.set_name}")
+    return way
+
+
+def throughput(way: Way) -> str:
+    """Requests per second, the median (lowest–highest) of the repeats; FAILED and why where a run failed."""
+    return throughput_cell(way.row)
+
+
+def spread_percent(way: Way) -> float:
+    """How far the repeats' throughputs lie apart, as a share of their median, in %."""
+    if way.row.spread is None:
+        raise FactError(f"{way.label} failed at {way.load[0]} clients: no spread")
+    spread = way.row.spread
+    return 100 * (spread.high - spread.low) / spread.median
+
+
+def efficiency(way: Way) -> str:
+    """The median throughput's share of the load generator's ceiling, in %."""
+    return "–" if way.row.efficiency is None else f"{way.row.efficiency:.0%}"
+
+
+def share_range(found: Facts, way: Way) -> str:
+    """The share of slow_api alone: the median of the repeats (lowest–highest), "0.93 (0.93–0.95)"."""
+    runs = found.where(f"c={way.load[0]}").spread(way.record.target)
+    return f"{fixed(runs.median)} ({fixed(runs.low)}–{fixed(runs.high)})"
+
+
+def with_share(way: Way) -> str:
+    """Requests per second with the share of slow_api alone beside it, "164.5 (0.93)"; the reference's alone."""
+    if way.row.spread is None or way.row.vs_reference is None:
+        raise FactError(f"{way.label} failed at {way.load[0]} clients")
+    rps = shared.rps(way.row.spread.median)
+    return rps if way.record.target == "slow_api-alone" else f"{rps} ({fixed(way.row.vs_reference)})"
+
+
+def threads(way: Way) -> str:
+    """The OS threads of the median run, idle → peak."""
+    return f"{way.record.threads_idle} → {way.record.threads_peak}"
+
+
+def steady(way: Way) -> str:
+    """In how many of the repeats the CPU kept its speed (shared.steady_cell)."""
+    return shared.steady_cell(way.row.steadiness)
+
+
+def cpu_ms(way: Way) -> float:
+    """The app's CPU per request in the median run."""
+    spent = cpu_ms_of(way.record)
+    if spent is None:
+        raise FactError(f"no CPU per request of {way.label}")
+    return spent
+
+
+def p99_ms(found: Facts, targets: list[str], clients: int) -> list[float]:
+    """Each target's P99 at a load, in ms, of its median run."""
+    return [float(way_of(found, target, clients).record.p99_ms or 0) for target in targets]
+
+
+def of_failed_runs(found: Facts, target: str, metric: str) -> list[int]:
+    """A field of each of the target's failed runs (its failures, its answers not 2xx), smallest first."""
+    return sorted(int(r.get(metric) or 0) for r in found.every_record if r.get("target") == target and not r.get("ok"))
+
+
+@dataclass(frozen=True)
+class Named:
+    """A value and the target it belongs to: one end of a range said with its target."""
+
+    target: str
+    value: float
+
+
+def spreads(found: Facts, targets: list[str], clients: int) -> list[Named]:
+    """The targets' spreads at a load (spread_percent), smallest first."""
+    return sorted((Named(t, spread_percent(way_of(found, t, clients))) for t in targets), key=lambda n: n.value)
+
+
+def overlapping_pairs(found: Facts, targets: list[str], metric: str = "rps") -> tuple[int, int]:
+    """Of every pair of the targets, how many this run does not tell apart (their ranges overlap), and how many
+    pairs there are."""
+    pairs = list(combinations(targets, 2))
+    apart = sum(
+        comparison(found.spread(a, metric), found.spread(b, metric)) == "within the spread of" for a, b in pairs
+    )
+    return apart, len(pairs)
+
+
+def pairs_behind(found: Facts, firsts: list[str], seconds: list[str], metric: str = "rps") -> tuple[int, int]:
+    """Of each of `firsts` against each of `seconds`, how many are behind (every run below every run of the
+    other), and how many such pairs there are."""
+    words = [comparison(found.spread(a, metric), found.spread(b, metric)) for a in firsts for b in seconds]
+    return words.count("behind"), len(words)
+
+
+def standing_against(found: Facts, first: str, others: list[tuple[str, str]], metric: str = "rps") -> str:
+    """How `first` stands against each of `others` (each a target and what the prose calls it), the others of one
+    comparison word together: "ahead of gunicorn's threads and mod_wsgi, and within the spread of granian"."""
+    by_word: dict[str, list[str]] = {}
+    for target, said in others:
+        by_word.setdefault(found.compare(first, target, metric), []).append(said)
+    parts = [
+        f"{word} {', '.join(names[:-1])}{' and ' if len(names) > 1 else ''}{names[-1]}"
+        for word, names in by_word.items()
+    ]
+    return ", and ".join(parts)
+
+
+def probe_seconds(found: Facts) -> tuple[float, float]:
+    """The CPU probe's loop over every measurement of the set: its shortest and longest time, in s."""
+    times = [
+        seconds
+        for record in found.every_record
+        for moments in (record.get("cpu_probe") or {}).get("seconds", {}).values()
+        for seconds in moments.values()
+        if seconds
+    ]
+    if not times:
+        raise FactError(f"{found.set_name} has no CPU probe")
+    spread = spread_of(times)
+    return spread.low, spread.high
+
+
+def unsteady(found: Facts) -> tuple[int, int]:
+    """How many of the set's measurements ran while the CPU changed speed (the probe judged them unsteady), of those
+    the probe judged, failed runs included (bench.render.bench.verdict_line counts them alike)."""
+    measured = [r for r in found.every_record if not r.get("superseded") and not r.get("rerun_reference")]
+    judged = [
+        probe["steady"] for probe in (r.get("cpu_probe") or {} for r in measured) if probe.get("steady") is not None
+    ]
+    return judged.count(False), len(judged)
