@@ -127,3 +127,17 @@ def test_the_rows_of_a_repeated_run_as_docs_every_way_states_them() -> None:
     assert (facts.fixed(low), facts.fixed(high)) == ("0.07", "0.30")
     with pytest.raises(facts.FactError):
         rows.spread_percent(rows.way_of(found, "mod-wsgi-sync", 1000))  # a failed row has no spread
+
+
+def test_the_walkthrough_s_facts_of_a_row_and_of_slow_clients() -> None:
+    found = facts.Facts.of(REPEAT3)
+    assert rows.highest(found.where("c=200"), ["gunicorn-sync", "uwsgi-gevent", "gunicorn-gevent"]) == "uwsgi-gevent"
+    unpatched = rows.way_of(found, "psycopg2-unpatched", 5)
+    assert (rows.rps(unpatched), rows.efficiency_percent(unpatched)) == ("1.52", "46")
+    assert facts.spread_span(rows.thread_peaks(found, ["quart-uvicorn", "quart-hypercorn"], 200), 0) == "5 to 7"
+    slow = facts.Facts.of(ROOT / "results" / "2026-11-23-slowclients")
+    # gunicorn's 4 x 50 threads: 10 idle connections left a normal request alone, 25 delayed it
+    assert rows.fewest_delaying(slow, "gunicorn-sync", "idle") == 25
+    assert rows.fewest_delaying(slow, "gunicorn-sync", "head") == 200
+    with pytest.raises(facts.FactError):
+        rows.fewest_delaying(slow, "nginx-gunicorn-sync", "head")  # Nginx in front: no count of heads delayed it

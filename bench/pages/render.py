@@ -1,5 +1,5 @@
-"""README.md, docs/recommend.md and docs/every-way.md rendered from their templates in pages/ and the result sets
-they cite: each figure, range, ratio, count and comparison word about a set is a call of bench/pages/facts.py (or,
+"""README.md and the pages of docs/ in PAGES rendered from their templates in pages/ and the result sets they
+cite: each figure, range, ratio, count and comparison word about a set is a call of bench/pages/facts.py (or,
 for a set's rows, bench/pages/rows.py) in the template."""
 
 from __future__ import annotations
@@ -14,7 +14,12 @@ import jinja2
 from bench.pages import facts, rows
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = ("README.md", "docs/recommend.md", "docs/every-way.md")  # each rendered from pages/<page>.j2
+PAGES = (
+    "README.md",
+    "docs/recommend.md",
+    "docs/every-way.md",
+    "docs/walkthrough.md",
+)  # each rendered from pages/<page>.j2
 
 
 def environment(root: Path, finalize: Callable[[Any], Any] | None = None) -> jinja2.Environment:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import combinations
 
-from bench.pages.facts import FactError, Facts, comparison, fixed, spread_of
+from bench.pages.facts import FactError, Facts, Spread, comparison, fixed, spread_of
 from bench.render import shared
 from bench.render.bench import throughput_cell
 from bench.render.recommend import Way, cpu_ms_of
@@ -24,6 +24,25 @@ def way_of(found: Facts, target: str, clients: int) -> Way:
 def throughput(way: Way) -> str:
     """Requests per second, the median (lowest–highest) of the repeats; FAILED and why where a run failed."""
     return throughput_cell(way.row)
+
+
+def rps(way: Way) -> str:
+    """The median requests per second of the repeats, as the set's page prints it."""
+    if way.row.spread is None:
+        raise FactError(f"{way.label} failed at {way.load[0]} clients")
+    return shared.rps(way.row.spread.median)
+
+
+def efficiency_percent(way: Way) -> str:
+    """The median throughput's share of the load generator's ceiling, in % without the sign: "89"."""
+    if way.row.efficiency is None:
+        raise FactError(f"{way.label} failed at {way.load[0]} clients")
+    return f"{100 * way.row.efficiency:.0f}"
+
+
+def highest(found: Facts, targets: list[str], metric: str = "rps") -> str:
+    """The target of the highest median among `targets`."""
+    return max(targets, key=lambda target: found.median(target, metric))
 
 
 def spread_percent(way: Way) -> float:
@@ -47,10 +66,10 @@ def share_range(found: Facts, way: Way) -> str:
 
 def with_share(way: Way) -> str:
     """Requests per second with the share of slow_api alone beside it, "164.5 (0.93)"; the reference's alone."""
-    if way.row.spread is None or way.row.vs_reference is None:
+    if way.row.vs_reference is None:
         raise FactError(f"{way.label} failed at {way.load[0]} clients")
-    rps = shared.rps(way.row.spread.median)
-    return rps if way.record.target == "slow_api-alone" else f"{rps} ({fixed(way.row.vs_reference)})"
+    said = rps(way)
+    return said if way.record.target == "slow_api-alone" else f"{said} ({fixed(way.row.vs_reference)})"
 
 
 def threads(way: Way) -> str:
@@ -76,9 +95,26 @@ def p99_ms(found: Facts, targets: list[str], clients: int) -> list[float]:
     return [float(way_of(found, target, clients).record.p99_ms or 0) for target in targets]
 
 
+def thread_peaks(found: Facts, targets: list[str], clients: int) -> Spread:
+    """The targets' OS threads at the peak, of their median runs, as one spread."""
+    return spread_of([float(way_of(found, target, clients).record.threads_peak or 0) for target in targets])
+
+
 def of_failed_runs(found: Facts, target: str, metric: str) -> list[int]:
     """A field of each of the target's failed runs (its failures, its answers not 2xx), smallest first."""
     return sorted(int(r.get(metric) or 0) for r in found.every_record if r.get("target") == target and not r.get("ok"))
+
+
+def fewest_delaying(found: Facts, target: str, kind: str) -> int:
+    """Of a `make slowclients` set, the fewest slow connections of a kind (idle, head, body) that delayed the
+    target's answer to a normal request."""
+    delaying = [
+        int(r["connections"]) for r in found.every_record if r.get("target") == target and r.get("kind") == kind
+        if r.get("delayed")
+    ]  # fmt: skip
+    if not delaying:
+        raise FactError(f"no {kind} connections delayed {target} in {found.set_name}")
+    return min(delaying)
 
 
 @dataclass(frozen=True)
