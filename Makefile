@@ -70,7 +70,7 @@ recommend: $(VENV_READY) ## the run behind the README's recommendation: each way
 	  $(if $(CLIENTS),--clients "$(CLIENTS)") $(if $(CPU_CLIENTS),--cpu-clients "$(CPU_CLIENTS)") \
 	  $(if $(ONE_CORE_CLIENTS),--one-core-clients "$(ONE_CORE_CLIENTS)") $(if $(OUT),--out $(OUT))
 
-pages: $(VENV_READY) ## README.md, docs/recommend.md, every-way.md and walkthrough.md rendered again from pages/ and the result sets they cite (bench/pages/)
+pages: $(VENV_READY) ## README.md and the pages of docs/ that pages/ holds a template of, rendered again from it and the result sets they cite (bench/pages/)
 	$(PYTHON) -m bench.pages
 
 slowclients: $(VENV_READY) ## half-sent heads, trickled bodies, idle keep-alive: how many slow connections delay a normal request, per target (LEVELS="10 25 50 100 200 400 800 1600" SCENARIOS= OUT=)

@@ -141,3 +141,21 @@ def test_the_walkthrough_s_facts_of_a_row_and_of_slow_clients() -> None:
     assert rows.fewest_delaying(slow, "gunicorn-sync", "head") == 200
     with pytest.raises(facts.FactError):
         rows.fewest_delaying(slow, "nginx-gunicorn-sync", "head")  # Nginx in front: no count of heads delayed it
+
+
+def test_a_slow_clients_row_is_one_cell_for_every_target_it_names() -> None:
+    slow = facts.Facts.of(ROOT / "results" / "2026-11-23-slowclients")
+    assert rows.slow_cell(slow, ["gunicorn-sync"], "idle") == "**25** (5.0 s)"  # every probe answered, late
+    assert rows.slow_cell(slow, ["sync-view", "async-view"], "body") == "**10**"  # no answer within the probe's time
+    with pytest.raises(facts.FactError):
+        rows.slow_cell(slow, ["gunicorn-sync", "nginx-gunicorn-sync"], "head")  # **200** against none up to 1600
+    assert rows.slow_every_kind(slow, "nginx-gunicorn-sync") == "none up to 1600"
+    with pytest.raises(facts.FactError):
+        rows.slow_every_kind(slow, "granian-sync")  # its bodies never delayed it, its heads did
+    gevent = slow.where("mode=gevent").names()
+    assert rows.slowest(slow, gevent, 1600) == "gunicorn-gevent-pypy"
+    new = facts.Facts.of(ROOT / "results" / "2026-11-24-slowclients-new-ways")
+    assert (rows.fewest_delaying(new, "mod-wsgi-sync", "head"), rows.most_undelaying(new, "mod-wsgi-sync", "head")) == (
+        400,
+        100,
+    )

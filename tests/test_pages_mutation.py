@@ -1,5 +1,5 @@
 """The reviewer's test, run on every figure and comparison word: each number in the prose and tables of the rendered
-pages (README.md and three of docs/), and each comparison word, changed in turn on an in-memory
+pages (README.md and those of docs/ in PAGES), and each comparison word, changed in turn on an in-memory
 copy of the page; the docs checks decide whether the mutant is caught (killed): the page equals its rendering from
 the sets (tests/test_pages.py), every claim holds (tests/test_docs_claims.py), every figure is in its set
 (tests/test_docs_figures.py).
@@ -43,7 +43,7 @@ WORDS = {
 }
 WORD = re.compile(r"\b(" + "|".join(sorted(map(re.escape, WORDS), key=len, reverse=True)) + r")\b")
 COMPUTED_START, COMPUTED_END = "\x02", "\x03"
-MOST_BY_HAND = 305  # 2026-11-28: what the templates write by hand (loads, settings, step numbers, versions, dates)
+MOST_BY_HAND = 387  # 2026-11-28: what the templates write by hand (loads, settings, step numbers, versions, dates)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ PAGES = (
     "docs/recommend.md",
     "docs/every-way.md",
     "docs/walkthrough.md",
+    "docs/slow-clients.md",
 )  # each rendered from pages/<page>.j2
 
 

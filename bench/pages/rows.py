@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
 
 from bench.pages.facts import FactError, Facts, Spread, comparison, fixed, spread_of
 from bench.render import shared
@@ -115,6 +116,67 @@ def fewest_delaying(found: Facts, target: str, kind: str) -> int:
     if not delaying:
         raise FactError(f"no {kind} connections delayed {target} in {found.set_name}")
     return min(delaying)
+
+
+def slow_levels(found: Facts, target: str, kind: str) -> list[dict[str, Any]]:
+    """Of a `make slowclients` set, a target's records of one kind of slow connection, fewest connections first."""
+    levels = [r for r in found.every_record if r.get("target") == target and r.get("kind") == kind]
+    if not levels:
+        raise FactError(f"no {kind} connections to {target} in {found.set_name}")
+    return sorted(levels, key=lambda r: int(r["connections"]))
+
+
+def slow_cell(found: Facts, targets: list[str], kind: str) -> str:
+    """A `make slowclients` table's cell, as its results.md says it: the fewest connections that delayed a normal
+    request, bold (with the longest wait, where every probe got its answer); else "none up to" the most tried. Where
+    a row names several targets, each must have the same cell."""
+    cells = set()
+    for target in targets:
+        levels = slow_levels(found, target, kind)
+        delayed = next((r for r in levels if r.get("delayed")), None)
+        if delayed is None:
+            cells.add(f"none up to {levels[-1]['connections']}")
+        elif any(probe.get("problem") for probe in delayed.get("probes") or []):
+            cells.add(f"**{delayed['connections']}**")
+        else:
+            cells.add(f"**{delayed['connections']}** ({float(delayed['worst_seconds']):.1f} s)")
+    if len(cells) != 1:
+        raise FactError(f"{kind}: {', '.join(targets)} differ: {sorted(cells)}")
+    return cells.pop()
+
+
+def slow_every_kind(found: Facts, target: str) -> str:
+    """The target's cell (slow_cell) where it is the same for every kind of slow connection."""
+    cells = {slow_cell(found, [target], kind) for kind in ("head", "body", "idle")}
+    if len(cells) != 1:
+        raise FactError(f"{target}'s kinds of slow connection differ: {sorted(cells)}")
+    return cells.pop()
+
+
+def most_undelaying(found: Facts, target: str, kind: str) -> int:
+    """The most slow connections of a kind tried that did not delay the target's normal request."""
+    fine = [int(r["connections"]) for r in slow_levels(found, target, kind) if not r.get("delayed")]
+    if not fine:
+        raise FactError(f"every level of {kind} connections delayed {target}")
+    return max(fine)
+
+
+def slow_worst(found: Facts, targets: list[str], connections: int) -> Spread:
+    """The longest wait of a normal request beside `connections` slow ones, over every kind and target named."""
+    return spread_of(
+        [
+            float(r["worst_seconds"])
+            for target in targets
+            for kind in ("head", "body", "idle")
+            for r in slow_levels(found, target, kind)
+            if r["connections"] == connections
+        ]
+    )
+
+
+def slowest(found: Facts, targets: list[str], connections: int) -> str:
+    """The target of the longest wait beside `connections` slow ones."""
+    return max(targets, key=lambda target: slow_worst(found, [target], connections).high)
 
 
 @dataclass(frozen=True)
