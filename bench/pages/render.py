@@ -20,6 +20,8 @@ PAGES = (
     "docs/every-way.md",
     "docs/walkthrough.md",
     "docs/slow-clients.md",
+    "docs/bonus.md",
+    "docs/glossary.md",
 )  # each rendered from pages/<page>.j2
 
 
