@@ -159,3 +159,16 @@ def test_a_slow_clients_row_is_one_cell_for_every_target_it_names() -> None:
         400,
         100,
     )
+
+
+def test_i_hate_money_s_writes_monitor_and_failed_load() -> None:
+    money = facts.Facts.of(ROOT / "results" / "2026-11-28-yourapp-ihatemoney")
+    assert (rows.writes(money, "acknowledged"), rows.writes(money, "found"), rows.writes(money, "lost")) == (
+        749,
+        749,
+        0,
+    )
+    blocked = rows.blocked_by_way(money)
+    assert list(blocked)[0] == "uwsgi-gevent" and sorted(blocked) == sorted(money.where("mode=gevent").names())
+    assert rows.failed_requests(money, "uwsgi-gevent", 10, 1) == 7
+    assert rows.failed_requests(money, "gunicorn-gevent", 10, 1) == 0

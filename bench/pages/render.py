@@ -22,6 +22,7 @@ PAGES = (
     "docs/slow-clients.md",
     "docs/bonus.md",
     "docs/glossary.md",
+    "docs/yourapp.md",
 )  # each rendered from pages/<page>.j2
 
 

@@ -179,6 +179,30 @@ def slowest(found: Facts, targets: list[str], connections: int) -> str:
     return max(targets, key=lambda target: slow_worst(found, [target], connections).high)
 
 
+def writes(found: Facts, field: str) -> int:
+    """Of a `make yourapp` set, a field of its writes summed over every load and request type: "acknowledged",
+    "found", "lost"."""
+    return sum(int(kind[field]) for r in found.every_record for kind in (r.get("writes") or {}).values())
+
+
+def blocked_by_way(found: Facts) -> dict[str, int]:
+    """Of a `make yourapp` set, each gevent way's reports of gevent's monitor (a loop held past its threshold),
+    summed over its loads, most first."""
+    counts: dict[str, int] = {}
+    for r in found.every_record:
+        if r.get("blocked_reports") is not None:
+            counts[r["target"]] = counts.get(r["target"], 0) + int(r["blocked_reports"])
+    return dict(sorted(counts.items(), key=lambda item: -item[1]))
+
+
+def failed_requests(found: Facts, target: str, clients: int, repeat: int) -> int:
+    """Of a `make yourapp` set, the requests of one load that did not get their expected status."""
+    for r in found.every_record:
+        if r.get("target") == target and r.get("clients") == clients and r.get("repeat") == repeat:
+            return int(r.get("errors") or 0)
+    raise FactError(f"no load of {target} at {clients} clients, repeat {repeat}, in {found.set_name}")
+
+
 @dataclass(frozen=True)
 class Named:
     """A value and the target it belongs to: one end of a range said with its target."""
