@@ -20,8 +20,8 @@ from bench.loadgen.ab import parse_ab
 from bench.loadgen.ceiling import ceiling_rps, efficiency, naive_ceiling_rps
 from bench.render import render
 from bench.render.bench import COLUMNS, row, summarise
-from bench.render.bench_rows import Spread
 from bench.results.bench import BenchResult
+from bench.results.spread import Spread
 
 OUTPUTS = Path(__file__).parent / "ab_outputs"
 RESULTS = Path(__file__).parent.parent / "results"

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
 import sys
 import time
 import uuid
@@ -59,6 +58,7 @@ from bench.measure.resultset import ResultSet
 from bench.measure.scenario_start import ScenarioStart
 from bench.measure.server_facts import cpu_ms_per_unit
 from bench.render import incidents as renderer
+from bench.results.spread import Spread
 
 # The hog: requests of the app's largest CPU work at once (about a second each, one after another in a gevent
 # process), against a worker timeout of HOG_TIMEOUT s: gunicorn's master kills a worker that has not reported in
@@ -390,7 +390,7 @@ def spread(records: list[dict[str, Any]], key: str) -> dict[str, Any]:
     values = [record[key] for record in records if record.get(key) is not None]
     if not values:
         return {}
-    return {"min": min(values), "median": statistics.median(values), "max": max(values)}
+    return Spread.of(values).as_record()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,7 +10,6 @@ true and that no re-run superseded count."""
 from __future__ import annotations
 
 import re
-import statistics
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -21,6 +20,7 @@ from bench.render import shared
 from bench.render.recommend import EVERY_CORE, Way, cpu_ms_of, demand_of, machine_bound, served, ways
 from bench.results import store
 from bench.results.bench import BenchResult
+from bench.results.spread import Spread
 
 Record = dict[str, Any]
 
@@ -39,15 +39,6 @@ class ModelCheck:
     every: Way
     one_rps: float
     every_rps: float
-
-
-@dataclass(frozen=True)
-class Spread:
-    """A target's runs of one metric: their median, lowest and highest."""
-
-    median: float
-    low: float
-    high: float
 
 
 def counted(records: list[Record]) -> list[Record]:
@@ -89,7 +80,7 @@ def runs_of(records: list[Record], metric: str, target: str) -> list[float]:
 
 
 def spread_of(values: list[float]) -> Spread:
-    return Spread(statistics.median(values), min(values), max(values))
+    return Spread.of(values)
 
 
 def ratio(first: Spread, second: Spread) -> float:

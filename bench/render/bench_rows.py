@@ -8,27 +8,13 @@ from dataclasses import dataclass, replace
 from bench.loadgen.ceiling import efficiency
 from bench.render import shared
 from bench.results.bench import BenchResult
-
-
-def median_of(values: list[float]) -> float:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+from bench.results.spread import Spread, median_of
 
 
 def counted(records: list[BenchResult]) -> list[BenchResult]:
     """The runs the tables count: a run measured again because the CPU moved (RERUN=k) counts by its re-run, and
     the reference re-measured for that re-run is not a target's run."""
     return [record for record in records if not record.superseded and not record.rerun_reference]
-
-
-@dataclass(frozen=True)
-class Spread:
-    """The throughput of a row's runs: their median, lowest and highest."""
-
-    median: float
-    low: float
-    high: float
 
 
 @dataclass(frozen=True)
@@ -74,7 +60,7 @@ def summarise(records: list[BenchResult]) -> list[Row]:
             continue
         by_rps = sorted(runs, key=lambda run: run.throughput)
         chosen = by_rps[(len(by_rps) - 1) // 2]
-        spread = Spread(median_of([run.throughput for run in runs]), by_rps[0].throughput, by_rps[-1].throughput)
+        spread = Spread.of(run.throughput for run in runs)
         shares = [run.vs_reference for run in runs if run.vs_reference is not None]
         share = round(median_of(shares), 3) if shares else chosen.vs_reference
         fraction = round(efficiency(spread.median, chosen.ceiling_rps), 3)

@@ -14,16 +14,16 @@ from bench.render import html_page
 from bench.render.shared import head, markdown_table, took
 from bench.render.yourapp_answer import GEVENT_FIX, bound_by, by_way, decision, dominant, seen_column
 from bench.results.records import Metadata
+from bench.results.spread import Spread
 from bench.results.store import LoadedSet
 from bench.results.yourapp import SAID_ERRORS, YourAppResult, outcome
 
 WAITING = 0.5  # a mix whose requests spend at least this share of their time waiting is "mostly waiting"
 
 
-def spread(records: list[YourAppResult]) -> tuple[float, float, float]:
-    """The median, least and most requests per second of a way's repeats."""
-    values = [record.rps or 0.0 for record in records]
-    return median(values), min(values), max(values)
+def spread(records: list[YourAppResult]) -> Spread:
+    """The requests per second of a way's repeats."""
+    return Spread.of(record.rps or 0.0 for record in records)
 
 
 def mix_cost(metadata: Metadata) -> tuple[float, float, float] | None:
@@ -56,22 +56,21 @@ def answer(records: list[YourAppResult], metadata: Metadata) -> list[str]:
     if top is None:
         return lines
     ways = {name: spread(found) for name, found in by_way(records, top).items()}
-    best = max(ways, key=lambda name: ways[name][0])
-    low = ways[best][1]
-    close = [name for name, (_, _, most) in ways.items() if name != best and most >= low]
+    best = max(ways, key=lambda name: ways[name].median)
+    close = [name for name, found in ways.items() if name != best and found.high >= ways[best].low]
     repeats = max(len(found) for found in by_way(records, top).values())
     within = f"; within its spread: {', '.join(sorted(close))}" if close else "; no other way within its spread"
     errors = sum(record.errors or 0 for record in by_way(records, top)[best])
     lines.append(
-        f"- At {top} clients, {best} answered the most: {ways[best][0]:g} requests/s"
+        f"- At {top} clients, {best} answered the most: {ways[best].median:g} requests/s"
         + (f", {errors} of them without their expected status" if errors else "")
         + (within if repeats > 1 else " (one repeat: no spread measured)")
         + "."
     )
     one, per_core = ways.get("gunicorn-gevent"), ways.get("gunicorn-gevent-per-core")
-    if one and per_core and one[0]:
+    if one and per_core and one.median:
         lines.append(
-            f"- gunicorn's gevent worker, one process per core against one: x{per_core[0] / one[0]:.2f} "
+            f"- gunicorn's gevent worker, one process per core against one: x{per_core.median / one.median:.2f} "
             f"at {top} clients, on this machine's {metadata.cpu_count} cores."
         )
     gevent_cpu = [r.cpu_ms_per_request for r in records if r.target == "gunicorn-gevent" and r.cpu_ms_per_request]
@@ -202,7 +201,7 @@ def writes_table(records: list[YourAppResult]) -> list[str]:
 def way_rows(records: list[YourAppResult], clients: int) -> list[list[str]]:
     rows = []
     for name, found in by_way(records, clients).items():
-        middle, low, high = spread(found)
+        runs = spread(found)
         first = found[0]
         peaks = [r.rss_mb_peak for r in found if r.rss_mb_peak]
         memory = f"{max(peaks):g} ({first.processes})" if peaks else "?"
@@ -214,7 +213,7 @@ def way_rows(records: list[YourAppResult], clients: int) -> list[list[str]]:
         rows.append(
             [
                 name,
-                f"{middle:g}" + (f" ({low:g} to {high:g})" if len(found) > 1 else ""),
+                f"{runs.median:g}" + (f" ({runs.low:g} to {runs.high:g})" if len(found) > 1 else ""),
                 f"{median(p99s):g}" if p99s else "?",
                 f"{cpu:g}",
                 f"{median(loadgen):.2f}" if loadgen else "?",
