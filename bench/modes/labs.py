@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 from collections import Counter
@@ -29,6 +28,7 @@ from bench.measure.scenario_start import ScenarioStart
 from bench.measure.server_facts import cpu_ms_per_unit
 from bench.render import labs as renderer
 from bench.render.labs import COLUMNS, cell
+from bench.results.spread import median_of
 
 # The ab image (python:3.14-slim with ab), for its Python: burst.py needs nothing else.
 CLIENT_IMAGE = LOADGENS["ab"].image
@@ -65,7 +65,7 @@ def summarise(answers: list[dict[str, Any]], delay: float) -> dict[str, Any]:
         "answered": len(good),
         "failures": dict(failures),  # by kind: refused, reset, timed out, or a status other than 200
         "elapsed_s": round(elapsed, 3),
-        "p50_s": round(statistics.median(latencies), 3),
+        "p50_s": round(median_of(latencies), 3),
         "max_s": round(max(latencies), 3),
         # A connect that took a second or more: its first SYN went unanswered and was sent again.
         "connect_max_s": round(max(connects), 3) if connects else None,
@@ -196,7 +196,7 @@ def cpu_starvation(
                 "cpu_ms_per_unit": cpu_ms_per_unit(running, target.service),
                 "heavy_s": answers[0]["seconds"],
                 "cheap_s": latencies,
-                "cheap_p50_s": round(statistics.median(latencies), 3),
+                "cheap_p50_s": round(median_of(latencies), 3),
                 "cheap_max_s": round(max(latencies), 3),
                 # Held up by more than 0.3 s: far beyond what a cheap request costs here.
                 "cheap_held_up": sum(seconds >= delay + 0.3 for seconds in latencies),

@@ -3,11 +3,12 @@ target, with repeats the run of median throughput with the medians of all runs."
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass, replace
+from typing import Any
 
 from bench.render import shared
 from bench.results.bookstore import BookstoreResult
+from bench.results.spread import median_of
 
 # With repeats, a row is its runs' median: these figures as their medians, throughput and share with their range.
 MEDIANS = (
@@ -63,11 +64,11 @@ def summarise(records: list[BookstoreResult]) -> list[Row]:
             rows.append(Row((failed or runs)[0], len(runs), panel, steadiness))
             continue
         by_rps = sorted(runs, key=throughput)
-        medians = {}
+        medians: dict[str, Any] = {}  # fields of several types, each the median of its runs
         for key in MEDIANS:
             values = [value for run in runs if (value := getattr(run, key)) is not None]
             if values:
-                medians[key] = round(statistics.median(values), 3)
+                medians[key] = round(median_of(values), 3)
         shares = sorted(run.vs_database for run in runs if run.vs_database is not None)
         rows.append(
             Row(

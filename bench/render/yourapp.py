@@ -7,14 +7,13 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from pathlib import Path
-from statistics import median
 from typing import Any
 
 from bench.render import html_page
 from bench.render.shared import head, markdown_table, took
 from bench.render.yourapp_answer import GEVENT_FIX, bound_by, by_way, decision, dominant, seen_column
 from bench.results.records import Metadata
-from bench.results.spread import Spread
+from bench.results.spread import Spread, median_of
 from bench.results.store import LoadedSet
 from bench.results.yourapp import SAID_ERRORS, YourAppResult, outcome
 
@@ -75,7 +74,7 @@ def answer(records: list[YourAppResult], metadata: Metadata) -> list[str]:
         )
     gevent_cpu = [r.cpu_ms_per_request for r in records if r.target == "gunicorn-gevent" and r.cpu_ms_per_request]
     if gevent_cpu:
-        per_request = median(gevent_cpu)
+        per_request = median_of(gevent_cpu)
         lines.append(
             f"- Under load, one gevent process spends {per_request:g} ms of CPU per request: one such "
             f"process answers at most {1000 / per_request:.0f} requests/s of this mix (1000 / its CPU ms), whatever"
@@ -206,7 +205,7 @@ def way_rows(records: list[YourAppResult], clients: int) -> list[list[str]]:
         peaks = [r.rss_mb_peak for r in found if r.rss_mb_peak]
         memory = f"{max(peaks):g} ({first.processes})" if peaks else "?"
         p99s = [r.p99_ms for r in found if r.p99_ms is not None]  # none where a failure fell on the rank
-        cpu = median([r.cpu_ms_per_request for r in found if r.cpu_ms_per_request is not None] or [0])
+        cpu = median_of([r.cpu_ms_per_request for r in found if r.cpu_ms_per_request is not None] or [0])
         blocked = str(sum(r.blocked_reports or 0 for r in found)) if first.mode == "gevent" else ""
         # The measurement's own cost beside the app's: vegeta's CPU, where it ran on the harness's machine.
         loadgen = [r.loadgen_cpu_seconds * 1000 / r.requests for r in found if r.loadgen_cpu_seconds and r.requests]
@@ -214,9 +213,9 @@ def way_rows(records: list[YourAppResult], clients: int) -> list[list[str]]:
             [
                 name,
                 f"{runs.median:g}" + (f" ({runs.low:g} to {runs.high:g})" if len(found) > 1 else ""),
-                f"{median(p99s):g}" if p99s else "?",
+                f"{median_of(p99s):g}" if p99s else "?",
                 f"{cpu:g}",
-                f"{median(loadgen):.2f}" if loadgen else "?",
+                f"{median_of(loadgen):.2f}" if loadgen else "?",
                 memory,
                 str(sum(r.errors or 0 for r in found)),
                 blocked,
@@ -224,7 +223,7 @@ def way_rows(records: list[YourAppResult], clients: int) -> list[list[str]]:
         )
         if any(r.db_cpu_ms_per_request is not None for r in records):
             db = [r.db_cpu_ms_per_request for r in found if r.db_cpu_ms_per_request is not None]
-            rows[-1].insert(4, _figure(median(db) if db else None))
+            rows[-1].insert(4, _figure(median_of(db) if db else None))
     return sorted(rows, key=lambda row: -float(row[1].split()[0]))
 
 

@@ -9,10 +9,10 @@ AS_FAST of the most requests per second are as fast, and of those the lowest P99
 from __future__ import annotations
 
 from dataclasses import dataclass
-from statistics import median
 from typing import Any
 
 from bench.results.records import Metadata
+from bench.results.spread import median_of
 from bench.results.yourapp import YourAppResult
 
 AS_FAST = 0.10  # within a tenth of the most requests per second: as fast, and the tail decides
@@ -78,8 +78,8 @@ def ways_at(records: list[YourAppResult], clients: int) -> list[WayAt]:
             WayAt(
                 name=name,
                 clients=clients,
-                rps=median(r.rps or 0.0 for r in repeats),
-                p99_ms=median(p99s) if len(p99s) == len(repeats) else None,  # a rank that fell on a failure: none
+                rps=median_of(r.rps or 0.0 for r in repeats),
+                p99_ms=median_of(p99s) if len(p99s) == len(repeats) else None,  # a rank that fell on a failure: none
                 errors=sum(r.errors or 0 for r in repeats),
                 lost_writes=lost,
                 down=any(r.restarts or (r.problem or "").startswith("the app's container") for r in repeats),
@@ -237,7 +237,7 @@ def dominant(records: list[YourAppResult], metadata: Metadata) -> list[str]:
     for way in ways_at(records, counts[-1]):
         theirs = [r.per_type.get(top.label, {}).get("p99_ms") for r in way.records]
         known = [value for value in theirs if value is not None]
-        rows.append((way, median(known) if len(known) == len(theirs) else None))
+        rows.append((way, median_of(known) if len(known) == len(theirs) else None))
     lines += ["", f"At {counts[-1]} clients, each way:", ""]
     lines += [
         f"- {way.name} ({'gevent' if way.records[0].mode == 'gevent' else 'threads'}): this request's P99 "
@@ -247,11 +247,11 @@ def dominant(records: list[YourAppResult], metadata: Metadata) -> list[str]:
     ]
     gevent = [its for way, its in rows if way.records[0].mode == "gevent" and its is not None]
     threads = [its for way, its in rows if way.records[0].mode != "gevent" and its is not None]
-    if gevent and threads and median(gevent) > median(threads):
+    if gevent and threads and median_of(gevent) > median_of(threads):
         lines += [
             "",
-            f"Under gevent its P99 is {median(gevent):g} ms (the median of the gevent ways) against "
-            f"{median(threads):g} ms in a thread pool: a greenlet that computes holds its process's one loop, and "
+            f"Under gevent its P99 is {median_of(gevent):g} ms (the median of the gevent ways) against "
+            f"{median_of(threads):g} ms in a thread pool: a greenlet that computes holds its process's one loop, and "
             f"every other request of that process waits meanwhile. {GEVENT_FIX}",
         ]
     return lines
@@ -274,7 +274,7 @@ def bound_by(records: list[YourAppResult]) -> list[str]:
         db = [r.db_cpu_ms_per_request for r in way.records if r.db_cpu_ms_per_request is not None]
         statements = [r.db_statements_per_request for r in way.records if r.db_statements_per_request is not None]
         if app and db:
-            rows.append((way.name, median(app), median(db), median(statements) if statements else None))
+            rows.append((way.name, median_of(app), median_of(db), median_of(statements) if statements else None))
     if not rows:
         return []
     python = [name for name, app, db, _ in rows if app > db]
