@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from bench.pages import facts, rows
+from bench.pages import facts, latency, rows
 from bench.pages.render import PAGES, ROOT, render
 
 RECOMMEND = ROOT / "results" / "2026-11-27-recommend"
@@ -172,3 +172,17 @@ def test_i_hate_money_s_writes_monitor_and_failed_load() -> None:
     assert list(blocked)[0] == "uwsgi-gevent" and sorted(blocked) == sorted(money.where("mode=gevent").names())
     assert rows.failed_requests(money, "uwsgi-gevent", 10, 1) == 7
     assert rows.failed_requests(money, "gunicorn-gevent", 10, 1) == 0
+
+
+def test_a_latency_step_as_docs_latency_md_shows_it() -> None:
+    lat = facts.Facts.of(ROOT / "results" / "2026-11-23-latency")
+    starved = latency.step(lat, "devserver-threaded", 1.5)  # 48 refused, 1 closed, fewer answers than sent
+    assert (latency.offered(starved), latency.achieved(starved), latency.failures(starved)) == (
+        "348 (150%)",
+        "**312.2**",
+        "closed 1, connect 48",
+    )
+    assert (latency.ms(starved.p50_ms), latency.ms(starved.p99_ms)) == ("1 413", "failed")
+    assert latency.kept_up(lat, 0.9) == (16, 16)
+    assert facts.spread_span(latency.p99_span(lat, ["quart-uvicorn", "quart-gunicorn"], 0.9), 0) == "1307 to 1899"
+    assert latency.lags(lat)[0].target == "devserver-threaded"

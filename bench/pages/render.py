@@ -11,7 +11,7 @@ from typing import Any
 
 import jinja2
 
-from bench.pages import facts, rows
+from bench.pages import facts, latency, rows
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = (
@@ -23,6 +23,7 @@ PAGES = (
     "docs/bonus.md",
     "docs/glossary.md",
     "docs/yourapp.md",
+    "docs/latency.md",
 )  # each rendered from pages/<page>.j2
 
 
@@ -55,6 +56,7 @@ def environment(root: Path, finalize: Callable[[Any], Any] | None = None) -> jin
         bound_verdict=facts.bound_verdict,
         one_to_every=facts.one_to_every,
         rows=rows,
+        latency=latency,
     )
     env.filters.update(
         fixed=facts.fixed,
