@@ -186,3 +186,11 @@ def test_a_latency_step_as_docs_latency_md_shows_it() -> None:
     assert latency.kept_up(lat, 0.9) == (16, 16)
     assert facts.spread_span(latency.p99_span(lat, ["quart-uvicorn", "quart-gunicorn"], 0.9), 0) == "1307 to 1899"
     assert latency.lags(lat)[0].target == "devserver-threaded"
+
+
+def test_a_lab_s_field_is_its_one_record_s() -> None:
+    labs = facts.Facts.of(ROOT / "results" / "2026-11-23-labs")
+    assert rows.field(labs, "backlog-10", "connects_over_1s") == 871
+    assert rows.field(labs, "requests-pool-10", "connections_opened") == [200, 191]
+    with pytest.raises(facts.FactError):
+        rows.field(labs, "backlog-10", "pool_full_warnings")  # not a field of that lab's records

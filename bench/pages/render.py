@@ -24,6 +24,7 @@ PAGES = (
     "docs/glossary.md",
     "docs/yourapp.md",
     "docs/latency.md",
+    "docs/labs.md",
 )  # each rendered from pages/<page>.j2
 
 

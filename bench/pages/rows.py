@@ -179,6 +179,14 @@ def slowest(found: Facts, targets: list[str], connections: int) -> str:
     return max(targets, key=lambda target: slow_worst(found, [target], connections).high)
 
 
+def field(found: Facts, target: str, name: str) -> Any:
+    """A field of the set's one record of `target` (a lab's target, say)."""
+    records = [r for r in found.every_record if r.get("target") == target]
+    if len(records) != 1 or records[0].get(name) is None:
+        raise FactError(f"{found.set_name}: {len(records)} records of {target}, {name} {'missing' if records else ''}")
+    return records[0][name]
+
+
 def writes(found: Facts, field: str) -> int:
     """Of a `make yourapp` set, a field of its writes summed over every load and request type: "acknowledged",
     "found", "lost"."""
