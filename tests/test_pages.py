@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from bench.pages import facts, latency, rows
+from bench.pages import facts, grid, latency, rows
 from bench.pages.render import PAGES, ROOT, render
 
 RECOMMEND = ROOT / "results" / "2026-11-27-recommend"
@@ -194,3 +194,15 @@ def test_a_lab_s_field_is_its_one_record_s() -> None:
     assert rows.field(labs, "requests-pool-10", "connections_opened") == [200, 191]
     with pytest.raises(facts.FactError):
         rows.field(labs, "backlog-10", "pool_full_warnings")  # not a field of that lab's records
+
+
+def test_the_map_s_cells_as_docs_map_md_shows_them() -> None:
+    found = facts.Facts.of(ROOT / "results" / "2026-11-23-map")
+    by_cell = {(row.delay_ms, row.cpu_units, row.clients): row for row in grid.grid_rows(found)}
+    led = by_cell[500, 0, 500]  # uWSGI's gevent processes 10 % ahead of the runner-up
+    assert (led.winner, led.lead, led.pair) == ("uwsgi-gevent 621/s", "x1.10", "541 vs 302 (x1.80)")
+    assert by_cell[500, 0, 10].winner == "all at the ceiling, 17/s"  # every target at 95 % of ab's ceiling or more
+    assert by_cell[500, 2, 10].winner == "all within 8 %, 16-17/s"  # a tie, not at the ceiling
+    assert by_cell[20, 2, 10].winner == "uwsgi-gevent 208/s" and by_cell[20, 2, 10].lead == "tie"  # the last far behind
+    assert grid.won_or_tied(found, "uwsgi-gevent", grid.cells_where(found, cpu=True)) == (8, 8)
+    assert grid.won_or_tied(found, "gunicorn-gevent", grid.cells_where(found, cpu=True))[0] < 8

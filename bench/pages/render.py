@@ -11,7 +11,7 @@ from typing import Any
 
 import jinja2
 
-from bench.pages import facts, latency, rows
+from bench.pages import facts, grid, latency, rows
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = (
@@ -25,6 +25,7 @@ PAGES = (
     "docs/yourapp.md",
     "docs/latency.md",
     "docs/labs.md",
+    "docs/map.md",
 )  # each rendered from pages/<page>.j2
 
 
@@ -58,6 +59,7 @@ def environment(root: Path, finalize: Callable[[Any], Any] | None = None) -> jin
         one_to_every=facts.one_to_every,
         rows=rows,
         latency=latency,
+        grid=grid,
     )
     env.filters.update(
         fixed=facts.fixed,
