@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from bench.pages import facts, grid, latency, rows
+from bench.pages import events, facts, grid, latency, rows
 from bench.pages.render import PAGES, ROOT, render
 
 RECOMMEND = ROOT / "results" / "2026-11-27-recommend"
@@ -206,3 +206,13 @@ def test_the_map_s_cells_as_docs_map_md_shows_them() -> None:
     assert by_cell[20, 2, 10].winner == "uwsgi-gevent 208/s" and by_cell[20, 2, 10].lead == "tie"  # the last far behind
     assert grid.won_or_tied(found, "uwsgi-gevent", grid.cells_where(found, cpu=True)) == (8, 8)
     assert grid.won_or_tied(found, "gunicorn-gevent", grid.cells_where(found, cpu=True))[0] < 8
+
+
+def test_an_incident_s_cells_over_its_repeats() -> None:
+    sets = [facts.Facts.of(ROOT / "results" / name) for name in ("2026-11-25-incidents", "2026-11-25-incidents-hog")]
+    assert events.lost(sets, "gunicorn-sync", "kill-worker") == "17–33"
+    assert events.back_within(sets, "gunicorn-sync", "kill-container") == "never"  # no restart policy: down for good
+    assert events.back_within(sets, "gunicorn-sync", "max-requests") == "–"  # recycling has no single moment
+    assert events.back_within(sets, "gunicorn-gevent", "hog") == "9.8"  # from the hog's own set
+    assert events.lost(sets, "gunicorn-sync", "deploy") == "–"  # not an event of that way
+    assert events.said(events.lost_in(sets, ["granian-sync"], "kill-worker")) == "7,645 to 7,657"

@@ -11,7 +11,7 @@ from typing import Any
 
 import jinja2
 
-from bench.pages import facts, grid, latency, rows
+from bench.pages import events, facts, grid, latency, rows
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = (
@@ -26,6 +26,7 @@ PAGES = (
     "docs/latency.md",
     "docs/labs.md",
     "docs/map.md",
+    "docs/incidents.md",
 )  # each rendered from pages/<page>.j2
 
 
@@ -60,6 +61,7 @@ def environment(root: Path, finalize: Callable[[Any], Any] | None = None) -> jin
         rows=rows,
         latency=latency,
         grid=grid,
+        events=events,
     )
     env.filters.update(
         fixed=facts.fixed,
