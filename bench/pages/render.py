@@ -27,6 +27,7 @@ PAGES = (
     "docs/labs.md",
     "docs/map.md",
     "docs/incidents.md",
+    "docs/several-machines.md",
 )  # each rendered from pages/<page>.j2
 
 
