@@ -28,6 +28,7 @@ PAGES = (
     "docs/map.md",
     "docs/incidents.md",
     "docs/several-machines.md",
+    "docs/benchmark.md",
 )  # each rendered from pages/<page>.j2
 
 
