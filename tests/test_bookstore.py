@@ -27,7 +27,7 @@ import yaml
 from bench.containers import postgres
 from bench.containers.compose import RunningScenario, compose_command
 from bench.containers.scenarios import ROOT, Target, interpolate
-from tests.cpu_share import premise_checked
+from tests.cpu_share import PremiseNotMet, premise_checked
 from tests.hostile_framing import BOOKSTORE_APP, assert_framing_answered
 
 pytestmark = pytest.mark.docker
@@ -447,7 +447,8 @@ def test_the_healthcheck_answers_while_the_pool_is_busy(bookstore: Bookstore) ->
                                    for target in SATURABLE], workers=len(SATURABLE))  # fmt: skip
             busy_after = app_statements_waiting(bookstore, "%authors.id = %")
         answers = [future.result() for futures in load.values() for future in futures]  # the lock gone: in turn
-    assert sorted(busy.values()) == full, (saturated, busy)  # every process's pool full, in every target
+    if sorted(busy.values()) != full:  # the premise: a CI run once saw one target's process at 1 of 16 after 6 s
+        raise PremiseNotMet(f"not every pool full after {saturated:.1f} s: {busy}")
     assert [status for status, _ in checks] == [200] * len(SATURABLE), checks
     assert busy_after == busy, (busy, busy_after)  # and still full after /health answered
     statuses = Counter(status for status, _ in answers)

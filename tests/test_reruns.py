@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import in_docker
+from tests import cpu_share, in_docker
 from tests.cpu_share import PREMISE_NOT_MET
 
 # Each test fails the first time it runs (a mark in MARKS says it ran) and passes the next, unless STILL names it.
@@ -87,3 +87,35 @@ def test_a_test_that_fails_alone_too_fails_the_run(tmp_path: Path, still: str) -
     alone = {str(rerun["test"]).rsplit("::test_", 1)[1]: str(rerun["alone"]) for rerun in record}
     assert alone[still].startswith("failed: call: AssertionError"), record
     assert [outcome for outcome in alone.values() if outcome == "passed"], record
+
+
+def test_a_premise_not_met_is_tried_again_then_said_as_such(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A test's own premise (pools full before the claim about full pools) tried again, TRIES in all, and said as a
+    premise never met, which the run then tries alone; any other failure fails at once."""
+    monkeypatch.setattr(cpu_share, "REMEASURED", tmp_path / "remeasured.jsonl")
+    for alone in (cpu_share.MINE, cpu_share.THEIRS):
+        monkeypatch.delenv(alone, raising=False)  # no other parts: nothing to wait for between tries
+    tries: list[int] = []
+
+    def full_on_the_third() -> str:
+        tries.append(1)
+        if len(tries) < 3:
+            raise cpu_share.PremiseNotMet("not every pool full after 6.2 s: 1 of 16")
+        return "held"
+
+    assert cpu_share.where_the_cpu_was_there(full_on_the_third) == "held" and len(tries) == 3
+
+    def never_full() -> None:
+        raise cpu_share.PremiseNotMet("not every pool full after 6.2 s: 1 of 16")
+
+    with pytest.raises(AssertionError, match=f"{PREMISE_NOT_MET} {cpu_share.TRIES} times: its own premise failed"):
+        cpu_share.where_the_cpu_was_there(never_full)
+    plain: list[int] = []
+
+    def the_server_s_fault() -> None:
+        plain.append(1)
+        raise AssertionError("a 503 where 200 was asked")
+
+    with pytest.raises(AssertionError, match="a 503 where 200"):
+        cpu_share.where_the_cpu_was_there(the_server_s_fault)
+    assert len(plain) == 1
