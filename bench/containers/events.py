@@ -61,10 +61,14 @@ def router_pids(running: RunningScenario, service: str) -> set[int]:
 def workers_of(main: int, routers: set[int]) -> list[int]:
     """The main process's children that serve requests, oldest first: less multiprocessing's resource tracker
     (beside granian's and uvicorn's workers) and uWSGI's HTTP router."""
-    workers = [
-        pid for pid in children(main) if "resource_tracker" not in command_line(pid) and pid_inside(pid) not in routers
-    ]
-    return sorted(workers, key=started_ticks)
+    workers = []
+    for pid in children(main):
+        # A worker replaced meanwhile (uWSGI's chain reload) has left /proc: it is no longer one (a CI run read a
+        # status that was gone).
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            if "resource_tracker" not in command_line(pid) and pid_inside(pid) not in routers:
+                workers.append((started_ticks(pid), pid))
+    return [pid for _, pid in sorted(workers)]
 
 
 def worker_pids(running: RunningScenario, service: str) -> list[int]:
