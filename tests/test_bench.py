@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -164,9 +165,10 @@ def test_gunicorn_serves_the_streams_of_one_http2_connection_one_after_another()
 
 # mod_wsgi 6's per-interpreter GIL: one daemon process, its requests spread over four sub interpreters, runs Python on
 # both cores at once, where one interpreter (one GIL) runs one request's Python at a time. Measured as what it does, the
-# process's CPU time over the wall time of eight CPU-bound requests at once, not as a speed against one request alone:
-# measured against a lone request's time, beside the parts behind it came to 0.83 of eight lone requests where it had
-# to be under 0.75, and passed alone. Here, not among the scenarios' tests: those run beside another test.
+# process's CPU time over the wall time while eight clients keep CPU-bound requests going, not as a speed against one
+# request alone: measured against a lone request's time, beside the parts behind it came to 0.83 of eight lone
+# requests where it had to be under 0.75, and passed alone. Here, not among the scenarios' tests: those run beside
+# another test.
 @pytest.mark.docker
 def test_mod_wsgi_s_sub_interpreters_with_their_own_gil_run_python_on_two_cores_at_once() -> None:
     # The premise, a machine that gives two cores now: measured again for a few minutes where it did not (while the
@@ -182,21 +184,39 @@ def test_mod_wsgi_s_sub_interpreters_with_their_own_gil_run_python_on_two_cores_
     with RunningScenario("sync-mod-wsgi-subinterpreters") as running:
         (target,) = load_targets("sync-mod-wsgi-subinterpreters")
         container = running.container_ids()[target.service]
-        answered = lambda _: requests.get(target.url + "?delay=0&cpu=300", timeout=60)  # noqa: E731
-        answered(0)  # each interpreter's first request loads the app: not in the measure
-        before, started = cgroup.container_cpu_seconds(container), time.monotonic()
+        answered = lambda: requests.get(target.url + "?delay=0&cpu=300", timeout=60).status_code  # noqa: E731
+        for _ in range(8):
+            answered()  # each interpreter's first request loads the app: not in the measure
+        load_ends = time.monotonic() + 3 * WINDOW
+
+        def client(_: int) -> list[int]:
+            statuses = []
+            while time.monotonic() < load_ends:
+                statuses.append(answered())
+            return statuses
+
         with ThreadPoolExecutor(8) as pool:
-            answers = list(pool.map(answered, range(8)))
-        after, seconds = cgroup.container_cpu_seconds(container), time.monotonic() - started
-    assert all(answer.status_code == 200 for answer in answers), answers
+            clients = [pool.submit(client, n) for n in range(8)]
+            # Measured while eight requests are in flight throughout, past the start and before the end: with each
+            # request's interpreter chosen at random, all eight in one interpreter is one time in 16,384.
+            time.sleep(WINDOW)
+            before, started = cgroup.container_cpu_seconds(container), time.monotonic()
+            time.sleep(WINDOW)
+            after, seconds = cgroup.container_cpu_seconds(container), time.monotonic() - started
+            statuses = [status for each in clients for status in each.result()]
+    assert statuses and set(statuses) == {200}, Counter(statuses)
     assert before is not None and after is not None, "the container's CPU time could not be read"
-    # One GIL: at most one core of Python at a time, about 1.0 with Apache's own work. Four interpreters on two
-    # cores: above 1.3 (a request now and then shares an interpreter with another, chosen at random).
-    cores = (after - before) / seconds
+    # One GIL: at most one core of Python at a time, about 1.0 with Apache's own work (1.06 measured). Four
+    # interpreters: more than one core, by at least half of what two busy processes got beyond one on this machine
+    # just before (1.3 where they got 1.6, 1.5 where they got 2).
+    cores, least = (after - before) / seconds, 1 + (available - 1) / 2
     print(f"{cores:.2f} cores of Python at once; two busy processes got {available:.2f}")
-    assert cores > 1.3, f"{cores:.2f} cores on average over {seconds:.1f} s; two busy processes got {available:.2f}"
+    assert cores > least, (
+        f"{cores:.2f} cores over {seconds:.1f} s, under {least:.2f}; two busy processes got {available:.2f}"
+    )
 
 
+WINDOW = 4.0  # s
 PREMISE_PAUSES = (5.0, 10.0, 20.0, 40.0, 60.0)
 
 

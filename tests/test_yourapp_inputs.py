@@ -576,6 +576,23 @@ def test_a_blocked_greenlet_s_stack_keeps_the_app_s_frame_however_deep_the_call_
     assert yourapp_checks.blocked_greenlets("no report here") == yourapp_checks.Blocked(0, None, [])
 
 
+def test_the_blocked_place_kept_is_the_one_reported_most_often() -> None:
+    """A one-off hold first (an import at the first request), then the load's own cause three times: the page shows
+    the latter, with every report counted."""
+
+    def report(*frames: tuple[str, int, str]) -> str:
+        lines = [f'  File "{path}", line {line}, in {function}' for path, line, function in frames]
+        return "\n".join(["=" * 40, "+--- <Greenlet at 0x7f: handle> appears to be blocked", *lines, "=" * 40])
+
+    site = "/usr/local/lib/python3.14/site-packages"
+    handle = (f"{site}/gunicorn/workers/base.py", 50, "handle")
+    once = report(handle, (f"{site}/jinja2/environment.py", 10, "compile"))
+    often = report(handle, (f"{site}/werkzeug/security.py", 120, "check_password_hash"))
+    found = yourapp_checks.blocked_greenlets("\n".join([once, often, "served", often, often]))
+    assert found.reports == 4 and found.where == f"{site}/werkzeug/security.py:120 in check_password_hash", found
+    assert found.stack[-1] == found.where, found
+
+
 def test_an_unknown_way_is_one_line_before_anything_is_built(capsys: pytest.CaptureFixture[str]) -> None:
     from bench.modes import yourapp as mode
 

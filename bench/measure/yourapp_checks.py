@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import http.client
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from bench.loadgen.vegeta_targets import RequestSpec
@@ -208,8 +209,8 @@ def unpatchable(requirements: tuple[str, ...]) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Blocked:
-    """What gevent's monitor reported: how many times a greenlet held the loop past the limit, and where the first
-    one was, innermost frames last."""
+    """What gevent's monitor reported: how many times a greenlet held the loop past the limit, and the place it was
+    held most often, with that place's stack, innermost frames last."""
 
     reports: int
     where: str | None
@@ -219,19 +220,27 @@ class Blocked:
 SHOWN_FRAMES = 12
 
 
-def blocked_greenlets(logs: str) -> Blocked:
-    """gevent's monitor reports in the app's logs (GEVENT_MONITOR_THREAD_ENABLE, yourapp/compose.yml): each opens
-    with a line of "=" and "... appears to be blocked", then the greenlet's stack, `File "...", line N, in f` lines."""
-    blocks = re.split(r"^.*?={20,}\s*$", logs, flags=re.MULTILINE)
-    reports = [block for block in blocks if "appears to be blocked" in block]
-    if not reports:
-        return Blocked(0, None, [])
-    frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', reports[0])
+def report_stack(report: str) -> tuple[str | None, list[str]]:
+    """One monitor report's place, the innermost frame of the app's own code (where the fix goes) or else of any, and
+    its last frames, down from that place at least, however deep the call under it."""
+    frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', report)
     # One report can print the same frames more than once (the greenlet's, then the thread's): each once, in order.
     stack = list(dict.fromkeys(f"{path}:{line} in {function}" for path, line, function in frames))
-    # The innermost frame of the app's own code, where the fix goes; else the innermost of any.
     own = [frame for frame in stack if frame.startswith("/app/")]
     innermost = (own or stack)[-1] if stack else None
-    # The last frames, down from that one at least: a page shows where the fix goes, however deep the call under it.
     start = min(stack.index(innermost), max(0, len(stack) - SHOWN_FRAMES)) if innermost else 0
-    return Blocked(len(reports), innermost, stack[start:])
+    return innermost, stack[start:]
+
+
+def blocked_greenlets(logs: str) -> Blocked:
+    """gevent's monitor reports in the app's logs (GEVENT_MONITOR_THREAD_ENABLE, yourapp/compose.yml): each opens
+    with a line of "=" and "... appears to be blocked", then the greenlet's stack, `File "...", line N, in f` lines.
+    The place reported most often is kept (the first of equals), not the first report's: a start-up's one-off work
+    can hold the loop once before the load's own cause does so again and again."""
+    blocks = re.split(r"^.*?={20,}\s*$", logs, flags=re.MULTILINE)
+    reports = [report_stack(block) for block in blocks if "appears to be blocked" in block]
+    if not reports:
+        return Blocked(0, None, [])
+    places = Counter(where for where, _ in reports)
+    where, stack = next(report for report in reports if places[report[0]] == max(places.values()))
+    return Blocked(len(reports), where, stack)
