@@ -19,6 +19,7 @@ from urllib.parse import parse_qs
 
 import pytest
 
+from bench.loadgen.vegeta import closed_loop_command
 from bench.loadgen.vegeta_targets import (
     RequestsFileError,
     RequestSpec,
@@ -28,7 +29,7 @@ from bench.loadgen.vegeta_targets import (
     with_session,
 )
 from bench.measure.client import build_loadgen_image
-from bench.measure.yourapp_load import summarise, vegeta_command
+from bench.measure.yourapp_load import summarise
 from bench.measure.yourapp_session import (
     acknowledged,
     cookie_header,
@@ -361,7 +362,7 @@ def test_vegeta_keeps_the_fragment_in_its_results_and_never_sends_it(
         image = build_loadgen_image("vegeta")
         tmp_path.chmod(0o777)  # the container's user, nobody, writes its results there
         tool = ["docker", "run", "--rm", "--network", "host", "--volume", f"{tmp_path}:{tmp_path}", image]
-    command = [*tool, *vegeta_command(targets, 2, 0.5, tmp_path / "results.bin")]
+    command = [*tool, *closed_loop_command(targets, 2, 0.5, tmp_path / "results.bin")]
     subprocess.run(command, check=True, capture_output=True, timeout=120)
     encoded = subprocess.run([*tool, "vegeta", "encode", "-to", "json", str(tmp_path / "results.bin")], check=True,
                              capture_output=True, text=True, timeout=120).stdout  # fmt: skip

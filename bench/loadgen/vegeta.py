@@ -1,4 +1,5 @@
-"""Running vegeta (v12.13.0) open loop at a fixed rate, and reading its results request by request.
+"""Running vegeta (v12.13.0): open loop at a fixed rate (make latency), and reading its results request by request;
+closed loop from a file of targets (make yourapp's mix, read in bench/measure/yourapp_load.py).
 
 Why vegeta: ab, hey and wrk are closed loops: a client sends its next request only when the last one is answered,
 so a server that slows down is sent less, and the requests it would have delayed are never sent nor timed
@@ -67,6 +68,7 @@ class OpenLoopResult:
 
 
 def attack_command(rate: int, duration: float, output: Path) -> list[str]:
+    """Open loop: `rate` requests per second for `duration`, whatever the server does."""
     # -max-workers stays at its default, unbounded: a bounded pool would wait for the server, a closed loop.
     return [
         "vegeta", "attack", "-rate", f"{rate}/s", "-duration", f"{duration:g}s",
@@ -74,17 +76,42 @@ def attack_command(rate: int, duration: float, output: Path) -> list[str]:
     ]  # fmt: skip
 
 
+def closed_loop_command(targets: Path, clients: int, seconds: float, output: Path) -> list[str]:
+    """Closed loop from a JSON targets file (make yourapp's mix): `clients` workers for `seconds`."""
+    # -rate 0 with -max-workers: each worker sends its next request when its last is answered, a closed loop of
+    # `clients` clients, as ab's -c; -format json: the file's methods, headers and bodies; -redirects -1: a redirect
+    # is an answer of its own (vegeta follows ten by default), as the development server's was when verified.
+    return ["vegeta", "attack", "-format", "json", "-targets", str(targets), "-rate", "0",
+            "-max-workers", str(clients), "-workers", str(clients), "-redirects", "-1", "-duration", f"{seconds:g}s",
+            "-timeout", f"{TIMEOUT_SECONDS}s", "-output", str(output)]  # fmt: skip
+
+
+RESULTS_INSIDE = Path("/tmp/results.bin")  # where an attack in vegeta's container writes, then encodes from
+
+
+def attack_inside(
+    prefix: list[str], feed: str, attack: list[str], stdin: str | None, timeout: float
+) -> tuple[list[str], str, str]:
+    """An attack in vegeta's container, its results encoded there in one go (`vegeta encode`, JSON lines): `prefix`
+    runs the shell script given last, `feed` sends the targets into the attack. The command, its output (the
+    results) and what it printed on stderr."""
+    command = [*prefix, f"{feed} {' '.join(attack)} && vegeta encode -to json {RESULTS_INSIDE}"]
+    attacked = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=timeout)
+    if attacked.returncode != 0:
+        raise ValueError(f"vegeta attack failed: {attacked.stderr.strip()[-300:]}")
+    return command, attacked.stdout, attacked.stderr
+
+
 def attack(url: str, rate: int, duration: float, container: list[str] | None = None) -> tuple[list[str], str]:
     """GET url at `rate` requests per second for `duration` seconds: the command, and each result as a JSON line.
     With `container` (`docker run ... flask-playground/vegeta`), vegeta runs in it, attack and encode in one go."""
     if container:
-        inside = " ".join(attack_command(rate, duration, Path("/tmp/results.bin")))
-        script = f"echo {shlex.quote(f'GET {url}')} | {inside} && vegeta encode -to json /tmp/results.bin"
-        command = [*container, "sh", "-c", script]
-        attacked = subprocess.run(command, capture_output=True, text=True, timeout=duration + TIMEOUT_SECONDS + 90)
-        if attacked.returncode != 0:
-            raise ValueError(f"vegeta attack failed: {attacked.stderr.strip()[-300:]}")
-        return command, attacked.stdout
+        inside = attack_command(rate, duration, RESULTS_INSIDE)
+        feed = f"echo {shlex.quote(f'GET {url}')} |"
+        command, results, _ = attack_inside(
+            [*container, "sh", "-c"], feed, inside, None, duration + TIMEOUT_SECONDS + 90
+        )
+        return command, results
     with tempfile.TemporaryDirectory(prefix="vegeta-") as folder:
         output = Path(folder) / "results.bin"
         command = attack_command(rate, duration, output)

@@ -17,6 +17,7 @@ from typing import Any
 from bench.containers.cgroup import container_cpu_seconds
 from bench.containers.sampler import Sampler
 from bench.containers.yourapp_ways import RunningWay
+from bench.loadgen import vegeta
 from bench.loadgen.hey import error_kind
 from bench.loadgen.percentiles import rounded_rank
 from bench.loadgen.vegeta_targets import RequestSpec, labels, request_of, vegeta_json_targets
@@ -25,8 +26,6 @@ from bench.measure.client import build_loadgen_image
 from bench.measure.yourapp_checks import ask
 from bench.measure.yourapp_database import Database, database_work, per_request
 from bench.measure.yourapp_session import Session, acknowledged, look_up, send_samples
-
-TIMEOUT_SECONDS = 30
 
 
 @dataclass(frozen=True)
@@ -58,16 +57,8 @@ class MixResult:
     db_statements_per_request: float | None = None
 
 
-def vegeta_command(targets: Path, clients: int, seconds: float, output: Path) -> list[str]:
-    # -rate 0 with -max-workers: each worker sends its next request when its last is answered, a closed loop of
-    # `clients` clients, as ab's -c; -format json: the file's methods, headers and bodies; -redirects -1: a redirect
-    # is an answer of its own (vegeta follows ten by default), as the development server's was when verified.
-    return ["vegeta", "attack", "-format", "json", "-targets", str(targets), "-rate", "0",
-            "-max-workers", str(clients), "-workers", str(clients), "-redirects", "-1", "-duration", f"{seconds:g}s",
-            "-timeout", f"{TIMEOUT_SECONDS}s", "-output", str(output)]  # fmt: skip
-
-
-# Runs vegeta in the load's container and prints, last, the CPU seconds it spent: the measurement's own cost.
+# Runs the script given last in the load's container and prints, last, the CPU seconds it spent: the measurement's
+# own cost.
 _TIMED = (
     "import resource, subprocess, sys; done = subprocess.run(['sh', '-c', sys.argv[1]]); "
     "used = resource.getrusage(resource.RUSAGE_CHILDREN); "
@@ -82,15 +73,12 @@ def run_vegeta(running: RunningWay, targets_text: str, clients: int, seconds: fl
     and through docker-proxy this machine ran out of local ports within two ten-second loads (31,942 in TIME_WAIT);
     each container has its own."""
     image = build_loadgen_image("vegeta")
-    inside = vegeta_command(Path("/tmp/targets.json"), clients, seconds, Path("/tmp/results.bin"))
-    script = f"cat > /tmp/targets.json && {' '.join(inside)} && vegeta encode -to json /tmp/results.bin"
-    command = ["docker", "run", "--rm", "-i", "--network", running.network(), image, "python", "-c", _TIMED, script]
-    done = subprocess.run(
-        command, input=targets_text, capture_output=True, text=True, timeout=seconds + TIMEOUT_SECONDS + 90
-    )
-    if done.returncode != 0:
-        raise ValueError(f"vegeta failed: {done.stderr.strip()[-300:]}")
-    return command, done.stdout, float(done.stderr.split()[-1])
+    targets = Path("/tmp/targets.json")
+    inside = vegeta.closed_loop_command(targets, clients, seconds, vegeta.RESULTS_INSIDE)
+    prefix = ["docker", "run", "--rm", "-i", "--network", running.network(), image, "python", "-c", _TIMED]
+    timeout = seconds + vegeta.TIMEOUT_SECONDS + 90
+    command, output, said = vegeta.attack_inside(prefix, f"cat > {targets} &&", inside, targets_text, timeout)
+    return command, output, float(said.split()[-1])
 
 
 def mix_load(
