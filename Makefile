@@ -16,8 +16,8 @@ ROLES = $(if $(SERVER_HOST),--server-host $(SERVER_HOST)) $(if $(CLIENT_HOST),--
 
 .PHONY: help doctor venv images up down ab threads bench sweep overload latency map recommend pages slowclients labs bookstore incidents yourapp test test-fast lint format
 
-help: $(VENV_READY) ## list the targets, and the scenarios by group (from each compose file's x-scenario block)
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+help: $(VENV_READY) ## list the targets with the variables of each (from each mode's declaration, bench/options.py), and the scenarios by group (from each compose file's x-scenario block)
+	@$(PYTHON) -m bench.modes $(MAKEFILE_LIST)
 	@echo "scenarios (make up S=<name>):"
 	@$(PYTHON) -m bench.containers.scenarios
 
@@ -56,29 +56,23 @@ overload: $(VENV_READY) ## more and more clients (one request each) per concurre
 	$(BENCH) --client $(if $(filter auto,$(CLIENT)),container,$(CLIENT)) --overload "$(or $(LEVELS),1000 2000 3000 5000 7500 10000 15000)" \
 	  $(if $(DELAY),--delay $(DELAY))
 
-latency: $(VENV_READY) ## open-loop load (vegeta) at fixed rates, 25 % to 150 % of what each concurrent target sustains: latency against load (SCENARIOS= FRACTIONS= RATES= DURATION=10 DELAY= OUT=)
-	$(PYTHON) -m bench.modes.latency $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
-	  $(if $(FRACTIONS),--fractions "$(FRACTIONS)") $(if $(RATES),--rates "$(RATES)") \
-	  $(if $(DURATION),--duration $(DURATION)) $(if $(DELAY),--delay $(DELAY))
+latency: $(VENV_READY) ## open-loop load (vegeta) at fixed rates, 25 % to 150 % of what each concurrent target sustains: latency against load
+	$(PYTHON) -m bench.modes.latency
 
-map: $(VENV_READY) ## where each server wins: a grid of I/O delay x CPU units x clients over a few targets, winner per cell (DELAYS="0.02 0.5" CPUS="0 2 10" CLIENTS="10 500" TARGETS= OUT=)
-	$(PYTHON) -m bench.modes.map $(if $(TARGETS),--targets $(TARGETS)) $(if $(OUT),--out $(OUT)) \
-	  $(if $(DELAYS),--delays "$(DELAYS)") $(if $(CPUS),--cpus "$(CPUS)") $(if $(CLIENTS),--clients "$(CLIENTS)")
+map: $(VENV_READY) ## where each server wins: a grid of I/O delay x CPU units x clients over a few targets, winner per cell
+	$(PYTHON) -m bench.modes.map
 
-recommend: $(VENV_READY) ## the run behind the README's recommendation: each way at one process and one per core, at 200, 1000 and 5000 clients, with and without CPU work, again on one core of its own, and its bounds on more cores (WAYS= REPEAT=3 CLIENTS="200 1000 5000" CPU_CLIENTS="200 1000" ONE_CORE_CLIENTS=1000 OUT=; docs/recommend.md)
-	$(PYTHON) -m bench.modes.recommend $(if $(WAYS),--ways $(WAYS)) $(if $(REPEAT),--repeat $(REPEAT)) \
-	  $(if $(CLIENTS),--clients "$(CLIENTS)") $(if $(CPU_CLIENTS),--cpu-clients "$(CPU_CLIENTS)") \
-	  $(if $(ONE_CORE_CLIENTS),--one-core-clients "$(ONE_CORE_CLIENTS)") $(if $(OUT),--out $(OUT))
+recommend: $(VENV_READY) ## the run behind the README's recommendation: each way at one process and one per core, at 200, 1000 and 5000 clients, with and without CPU work, again on one core of its own, and its bounds on more cores (docs/recommend.md)
+	$(PYTHON) -m bench.modes.recommend
 
 pages: $(VENV_READY) ## README.md and the pages of docs/ that pages/ holds a template of, rendered again from it and the result sets they cite (bench/pages/)
 	$(PYTHON) -m bench.pages
 
-slowclients: $(VENV_READY) ## half-sent heads, trickled bodies, idle keep-alive: how many slow connections delay a normal request, per target (LEVELS="10 25 50 100 200 400 800 1600" SCENARIOS= OUT=)
-	$(PYTHON) -m bench.modes.slowclients $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
-	  $(if $(LEVELS),--levels "$(LEVELS)")
+slowclients: $(VENV_READY) ## half-sent heads, trickled bodies, idle keep-alive: how many slow connections delay a normal request, per target
+	$(PYTHON) -m bench.modes.slowclients
 
-labs: $(VENV_READY) ## the failure labs: how gevent fails, each lab broken and fixed side by side (docs/labs.md) (LABS="late-patch ..." OUT=)
-	$(PYTHON) -m bench.modes.labs $(if $(LABS),--labs $(LABS)) $(if $(OUT),--out $(OUT))
+labs: $(VENV_READY) ## the failure labs: how gevent fails, each lab broken and fixed side by side (docs/labs.md)
+	$(PYTHON) -m bench.modes.labs
 
 bookstore: $(VENV_READY) ## the bookstore app served each way, each load beside pgbench running the same SQL: the database's own limit (SCALE=1000000 TARGETS= LOADS="author moderate slow mixed" CLIENTS= (each load its own) SWEEP=1 (author and slow over their clients) REPEAT=1 SECONDS=12 WARM_LIMIT=120 READS_END_WITH=rollback OUT=; READS_END_WITH="rollback commit" measures both; LADDER=1 LOADS=author: the ladder's rungs instead of the ways; AT_APP_RATE=1: pgbench also at each target's rate)
 	$(PYTHON) -m bench.modes.bookstore --scale $(or $(SCALE),1000000) $(if $(TARGETS),--targets $(TARGETS)) \
@@ -87,10 +81,8 @@ bookstore: $(VENV_READY) ## the bookstore app served each way, each load beside 
 	  $(if $(READS_END_WITH),--reads-end-with $(READS_END_WITH)) $(if $(LADDER),--ladder) $(if $(AT_APP_RATE),--at-app-rate) \
 	  $(if $(OUT),--out $(OUT))
 
-incidents: $(VENV_READY) ## what each production server loses to a reload, a killed worker or container, a replaced container, a deploy, recycled workers: every request on a timeline; the bookstore's targets with writes, each looked up (TARGETS= EVENTS= REPEAT=1 CLIENTS=100 SECONDS=12 SCALE=1000000 OUT=; docs/incidents.md)
-	$(PYTHON) -m bench.modes.incidents $(if $(TARGETS),--targets $(TARGETS)) $(if $(EVENTS),--events $(EVENTS)) \
-	  $(if $(REPEAT),--repeat $(REPEAT)) $(if $(CLIENTS),--clients $(CLIENTS)) $(if $(SECONDS),--seconds $(SECONDS)) \
-	  $(if $(SCALE),--scale $(SCALE)) $(if $(OUT),--out $(OUT))
+incidents: $(VENV_READY) ## what each production server loses to a reload, a killed worker or container, a replaced container, a deploy, recycled workers: every request on a timeline; the bookstore's targets with writes, each looked up (docs/incidents.md)
+	$(PYTHON) -m bench.modes.incidents
 
 yourapp: $(VENV_READY) ## your own Flask app served every way, verified, loaded, and what it is bound by (APP=folder REQUESTS=file CALLABLE="module:create_app()" SETUP= SERVICES= REQUIREMENTS= PYTHON_VERSION= WAYS= CLIENTS="10 50 200" REPEAT= SECONDS=; EXAMPLE=flaskr or ihatemoney; docs/yourapp.md)
 	$(PYTHON) -m bench.modes.yourapp $(if $(EXAMPLE),--example $(EXAMPLE)) $(if $(APP),--app $(APP)) \

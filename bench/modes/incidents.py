@@ -57,6 +57,7 @@ from bench.measure.client import verify
 from bench.measure.resultset import ResultSet
 from bench.measure.scenario_start import ScenarioStart
 from bench.measure.server_facts import cpu_ms_per_unit
+from bench.options import Option, Options
 from bench.render import incidents as renderer
 from bench.results.spread import Spread
 
@@ -393,20 +394,29 @@ def spread(records: list[dict[str, Any]], key: str) -> dict[str, Any]:
     return Spread.of(values).as_record()
 
 
+OPTIONS = Options(
+    "incidents",
+    "python -m bench.modes.incidents",
+    (
+        Option("--targets", "TARGETS", None, {"nargs": "*", "default": list(TARGETS), "choices": TARGETS,
+                                             "metavar": "TARGET"}),
+        Option("--events", "EVENTS", None, {"nargs": "*", "default": list(EVENTS), "choices": EVENTS,
+                                           "metavar": "EVENT"}),
+        Option("--repeat", "REPEAT", "rounds of every target and event", {"type": int, "default": 1}),
+        Option("--clients", "CLIENTS", "clients at once", {"type": int, "default": 100}),
+        Option("--seconds", "SECONDS", "of load per event", {"type": float, "default": 12.0}),
+        Option("--scale", "SCALE", "authors, for bookstore-* targets", {"type": int,
+                                                                         "default": bookstore.DEFAULT_SCALE}),
+        Option("--out", "OUT", "the result set's folder (default results/<time>-incidents)", {"type": Path}),
+        Option("--delay", None, "seconds each request waits on slow_api", {"type": float, "default": 0.5}),
+        Option("--event-at", None, "seconds into the load", {"type": float, "default": 4.0}),
+    ),
+)  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.modes.incidents", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument("--targets", nargs="*", default=list(TARGETS), choices=TARGETS, metavar="TARGET")
-    parser.add_argument("--events", nargs="*", default=list(EVENTS), choices=EVENTS, metavar="EVENT")
-    parser.add_argument("--clients", type=int, default=100)
-    parser.add_argument("--delay", type=float, default=0.5)
-    parser.add_argument("--seconds", type=float, default=12.0, help="of load per event")
-    parser.add_argument("--event-at", type=float, default=4.0, help="seconds into the load")
-    parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("--scale", type=int, default=bookstore.DEFAULT_SCALE, help="authors, for bookstore-* targets")
-    parser.add_argument("--out", type=Path)
-    arguments = sys.argv[1:] if argv is None else argv
-    args = parser.parse_args(arguments)
+    arguments = OPTIONS.arguments(argv)
+    args = OPTIONS.parser(__doc__, argparse.RawDescriptionHelpFormatter).parse_args(arguments)
     seen, how = doctor.sees_processes()
     if seen is False:  # the events signal and watch the servers' processes from here (bench/containers/events.py)
         raise SystemExit(f"make incidents needs a machine that sees the engine's processes; this one: {how}")

@@ -10,7 +10,6 @@ machine's /proc, or inside the container where this machine cannot see its proce
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from bench.measure.client import choose_client
 from bench.measure.resultset import Progress, ResultSet
 from bench.measure.scenario_start import ScenarioStart
 from bench.measure.server_facts import cpu_ms_per_unit
+from bench.options import Option, Options
 from bench.render import labs as renderer
 from bench.render.labs import COLUMNS, cell
 from bench.results.spread import median_of
@@ -214,12 +214,19 @@ MEASURE: dict[str, Callable[[RunningScenario], list[dict[str, Any]]]] = {
 }
 
 
+OPTIONS = Options(
+    "labs",
+    "python -m bench.modes.labs",
+    (
+        Option("--labs", "LABS", None, {"nargs": "*", "default": list(LABS), "choices": LABS, "metavar": "LAB"}),
+        Option("--out", "OUT", "the result set's folder (default results/<time>-labs)", {"type": Path}),
+    ),
+)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.modes.labs", description=__doc__)
-    parser.add_argument("--labs", nargs="*", default=list(LABS), choices=LABS, metavar="LAB")
-    parser.add_argument("--out", type=Path)
-    arguments = sys.argv[1:] if argv is None else argv
-    args = parser.parse_args(arguments)
+    arguments = OPTIONS.arguments(argv)
+    args = OPTIONS.parser(__doc__).parse_args(arguments)
     results = ResultSet("python -m bench.modes.labs", "labs", arguments, args.out, suffix="-labs")
     choose_client("container")  # builds the client's image if it is missing
     results.metadata["root"] = str(ROOT)

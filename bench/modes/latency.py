@@ -25,7 +25,6 @@ each second of the attack, since vegeta sends on schedule whatever the server do
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
 from pathlib import Path
@@ -37,6 +36,7 @@ from bench.loadgen import vegeta
 from bench.measure.client import Client, build_loadgen_image, choose_client, run_loadgen, verify, warm_up
 from bench.measure.resultset import ResultSet
 from bench.measure.scenario_start import ScenarioStart
+from bench.options import Option, Options
 from bench.render import latency as renderer
 
 FRACTIONS = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5)
@@ -112,17 +112,26 @@ def fractions(text: str) -> list[float]:
     return sorted(float(value) for value in text.replace(",", " ").split())
 
 
+OPTIONS = Options(
+    "latency",
+    "python -m bench.modes.latency",
+    (
+        Option("--scenarios", "SCENARIOS", None, {"nargs": "*", "default": list(SCENARIOS), "choices": SCENARIOS,
+                                                 "metavar": "SCENARIO"}),
+        Option("--out", "OUT", "the result set's folder (default results/<time>-latency)", {"type": Path}),
+        Option("--fractions", "FRACTIONS", "of each target's base rate", {"type": fractions,
+                                                                           "default": list(FRACTIONS)}, "rates"),
+        Option("--rates", "RATES", "requests per second, the same for every target: no base run",
+               {"type": fractions}, "rates"),
+        Option("--duration", "DURATION", "seconds of load per rate", {"type": float, "default": 10.0}),
+        Option("--delay", "DELAY", "seconds each request waits on slow_api", {"type": float, "default": 1.0}),
+    ),
+)  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.modes.latency", description=__doc__)
-    parser.add_argument("--scenarios", nargs="*", default=list(SCENARIOS), choices=SCENARIOS, metavar="SCENARIO")
-    rates = parser.add_mutually_exclusive_group()
-    rates.add_argument("--fractions", type=fractions, default=list(FRACTIONS), help="of each target's base rate")
-    rates.add_argument("--rates", type=fractions, help="requests per second, the same for every target: no base run")
-    parser.add_argument("--duration", type=float, default=10.0, help="seconds of load per rate")
-    parser.add_argument("--delay", type=float, default=1.0)
-    parser.add_argument("--out", type=Path)
-    arguments = sys.argv[1:] if argv is None else argv
-    args = parser.parse_args(arguments)
+    arguments = OPTIONS.arguments(argv)
+    args = OPTIONS.parser(__doc__).parse_args(arguments)
     results = ResultSet("python -m bench.modes.latency", "latency", arguments, args.out, suffix="-latency")
     # vegeta on the host where it is installed (bash .ci/vegeta, with Go 1.22 or later), else in its container.
     place = "host" if shutil.which("vegeta") else "container"

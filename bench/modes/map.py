@@ -12,7 +12,6 @@ the records keep what a unit measured in each image.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,7 @@ from bench.loadgen.ceiling import cpu_bound_rps
 from bench.measure.bench_run import run_scenario
 from bench.measure.client import Load, choose_client
 from bench.measure.resultset import Progress, ResultSet
+from bench.options import Option, Options
 from bench.render import map as renderer
 
 DELAYS = (0.02, 0.5)  # seconds of I/O wait: a quick database query, a slow API
@@ -58,15 +58,23 @@ def numbers(kind: Callable[[str], float]) -> Callable[[str], list[float]]:
     return lambda text: [kind(value) for value in text.replace(",", " ").split()]
 
 
+OPTIONS = Options(
+    "map",
+    "python -m bench.modes.map",
+    (
+        Option("--targets", "TARGETS", None, {"nargs": "*", "default": list(BY_LABEL), "choices": BY_LABEL,
+                                             "metavar": "TARGET"}),
+        Option("--out", "OUT", "the result set's folder (default results/<time>-map)", {"type": Path}),
+        Option("--delays", "DELAYS", "seconds of I/O per request", {"type": numbers(float), "default": list(DELAYS)}),
+        Option("--cpus", "CPUS", "CPU units per request", {"type": numbers(int), "default": list(CPUS)}),
+        Option("--clients", "CLIENTS", "clients at once", {"type": numbers(int), "default": list(CLIENTS)}),
+    ),
+)  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.modes.map", description=__doc__)
-    parser.add_argument("--targets", nargs="*", default=list(BY_LABEL), choices=BY_LABEL, metavar="TARGET")
-    parser.add_argument("--delays", type=numbers(float), default=list(DELAYS), help="seconds of I/O per request")
-    parser.add_argument("--cpus", type=numbers(int), default=list(CPUS), help="CPU units per request")
-    parser.add_argument("--clients", type=numbers(int), default=list(CLIENTS))
-    parser.add_argument("--out", type=Path)
-    arguments = sys.argv[1:] if argv is None else argv
-    args = parser.parse_args(arguments)
+    arguments = OPTIONS.arguments(argv)
+    args = OPTIONS.parser(__doc__).parse_args(arguments)
     results = ResultSet("python -m bench.modes.map", "map", arguments, args.out, suffix="-map")
     client = choose_client("auto")
     results.metadata |= {"delays": args.delays, "cpus": args.cpus, "clients": args.clients}

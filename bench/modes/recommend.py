@@ -12,7 +12,6 @@ of more cores puts on each way (bench/measure/scaling.py), beside how close this
 
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from bench.measure.bench_record import BenchRecord, compare_to_reference
 from bench.measure.bench_run import run_scenario
 from bench.measure.client import Client, Load, choose_client
 from bench.measure.resultset import Progress, ResultSet
+from bench.options import Option, Options
 from bench.render import recommend as renderer
 
 CPU_UNITS = 3  # "a few milliseconds": about 1 ms each (flask_app/cpu_work.py), measured in each image
@@ -184,19 +184,27 @@ def numbers(text: str) -> tuple[int, ...]:
     return tuple(int(value) for value in text.replace(",", " ").split())
 
 
+OPTIONS = Options(
+    "recommend",
+    "python -m bench.modes.recommend",
+    (
+        Option("--ways", "WAYS", None, {"nargs": "*", "default": list(BY_TARGET), "choices": BY_TARGET,
+                                       "metavar": "TARGET"}),
+        Option("--repeat", "REPEAT", "rounds of the whole matrix, interleaved", {"type": int, "default": 3}),
+        Option("--clients", "CLIENTS", "client counts, no CPU work", {"type": numbers, "default": CLIENTS}),
+        Option("--cpu-clients", "CPU_CLIENTS", f"with {CPU_UNITS} CPU units a request", {"type": numbers,
+                                                                                          "default": CPU_CLIENTS}),
+        Option("--one-core-clients", "ONE_CORE_CLIENTS", "the app on one core", {"type": numbers,
+                                                                                  "default": ONE_CORE_CLIENTS}),
+        Option("--out", "OUT", "the result set's folder (default results/<time>-recommend)", {"type": Path}),
+        Option("--delay", None, "seconds each request waits on slow_api", {"type": float, "default": 1.0}),
+    ),
+)  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.modes.recommend", description=__doc__)
-    parser.add_argument("--ways", nargs="*", default=list(BY_TARGET), choices=BY_TARGET, metavar="TARGET")
-    parser.add_argument("--repeat", type=int, default=3, help="rounds of the whole matrix, interleaved")
-    parser.add_argument("--clients", type=numbers, default=CLIENTS, help="client counts, no CPU work")
-    parser.add_argument(
-        "--cpu-clients", type=numbers, default=CPU_CLIENTS, help=f"with {CPU_UNITS} CPU units a request"
-    )
-    parser.add_argument("--one-core-clients", type=numbers, default=ONE_CORE_CLIENTS, help="the app on one core")
-    parser.add_argument("--delay", type=float, default=1.0, help="seconds each request waits on slow_api")
-    parser.add_argument("--out", type=Path)
-    arguments = sys.argv[1:] if argv is None else argv
-    args = parser.parse_args(arguments)
+    arguments = OPTIONS.arguments(argv)
+    args = OPTIONS.parser(__doc__).parse_args(arguments)
     results = ResultSet("python -m bench.modes.recommend", "recommend", arguments, args.out, suffix="-recommend")
     cores = results.metadata["cpu_count"] or 1
     # In a container, on the scenario's network, under both placements alike; pinned with the client's cores.

@@ -17,7 +17,6 @@ bytes. One record per level in OUT/results.json, rendered to OUT/results.md.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import sys
@@ -31,6 +30,7 @@ from bench.containers.scenarios import SCENARIOS, Target, load_targets
 from bench.measure.client import verify
 from bench.measure.resultset import Progress, ResultSet
 from bench.measure.scenario_start import ScenarioStart
+from bench.options import Option, Options
 from bench.render import slowclients as renderer
 
 KINDS = ("head", "body", "idle")
@@ -250,15 +250,24 @@ def levels(text: str) -> list[int]:
     return sorted(int(level) for level in text.replace(",", " ").split())
 
 
+OPTIONS = Options(
+    "slowclients",
+    "python -m bench.modes.slowclients",
+    (
+        Option("--scenarios", "SCENARIOS", None, {"nargs": "*", "default": list(SCENARIOS), "choices": SCENARIOS,
+                                                 "metavar": "SCENARIO"}),
+        Option("--out", "OUT", "the result set's folder (default results/<time>-slowclients)", {"type": Path}),
+        Option("--levels", "LEVELS", "slow connections per level", {"type": levels, "default": list(LEVELS)}),
+        Option("--kinds", None, None, {"nargs": "*", "default": list(KINDS), "choices": KINDS}),
+        Option("--threshold", None, "seconds a normal request may take", {"type": float,
+                                                                           "default": THRESHOLD_SECONDS}),
+    ),
+)  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.modes.slowclients", description=__doc__)
-    parser.add_argument("--scenarios", nargs="*", default=list(SCENARIOS), choices=SCENARIOS, metavar="SCENARIO")
-    parser.add_argument("--levels", type=levels, default=list(LEVELS), help="slow connections per level")
-    parser.add_argument("--kinds", nargs="*", default=list(KINDS), choices=KINDS)
-    parser.add_argument("--threshold", type=float, default=THRESHOLD_SECONDS, help="seconds a normal request may take")
-    parser.add_argument("--out", type=Path)
-    arguments = sys.argv[1:] if argv is None else argv
-    args = parser.parse_args(arguments)
+    arguments = OPTIONS.arguments(argv)
+    args = OPTIONS.parser(__doc__).parse_args(arguments)
     results = ResultSet("python -m bench.modes.slowclients", "slowclients", arguments, args.out, suffix="-slowclients")
 
     # The servers that hold many requests at once: the one-at-a-time targets are stopped by a single slow client.

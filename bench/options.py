@@ -1,0 +1,106 @@
+"""Each mode's options declared once: its flag and argparse's settings, and the make variable a reader sets it with
+(`make latency RATES="50 100"`). From the one declaration come the mode's argparse parser, the command line make
+runs (make passes the variables a reader types through the environment, and the mode turns them into its flags,
+so the set records the same command line as the flags typed by hand), `make help`'s list and the docs' table."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Option:
+    flag: str  # "--rates"
+    variable: str | None  # make's name for it, "RATES"; None: on the command line only
+    help: str | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict)  # argparse's add_argument keywords
+    exclusive: str | None = None  # options with the same name here exclude each other
+
+    @property
+    def switch(self) -> bool:
+        return self.settings.get("action") == "store_true"
+
+    @property
+    def words(self) -> bool:
+        """Whether the variable's value is split into words, one argument each (`SCENARIOS="a b"`), rather than
+        passed as one (`RATES="50 100"`, which the option's own type reads)."""
+        return self.settings.get("nargs") in ("*", "+")
+
+    def from_variable(self, value: str) -> list[str]:
+        """The arguments a variable's value stands for: none where it is empty, as make's `$(if $(X),--x $(X))`."""
+        if not value.strip():
+            return []
+        if self.switch:
+            return [self.flag]
+        return [self.flag, *value.split()] if self.words else [self.flag, value]
+
+    def shown_default(self) -> str:
+        """The default as `make help` shows it: nothing where it is every choice."""
+        default = self.settings.get("default")
+        if self.switch or default is None or "choices" in self.settings:
+            return ""  # every choice
+        if isinstance(default, list | tuple):
+            return '"' + " ".join(map(shown, default)) + '"'
+        return shown(default)
+
+
+def shown(value: object) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+@dataclass(frozen=True)
+class Options:
+    target: str  # make's target, "latency"
+    prog: str  # "python -m bench.modes.latency"
+    options: tuple[Option, ...]
+
+    def parser(
+        self, description: str | None, formatter: type[argparse.HelpFormatter] = argparse.HelpFormatter
+    ) -> argparse.ArgumentParser:
+        parser = argparse.ArgumentParser(prog=self.prog, description=description, formatter_class=formatter)
+        groups: dict[str, Any] = {}
+        for option in self.options:
+            place = parser
+            if option.exclusive:
+                if option.exclusive not in groups:
+                    groups[option.exclusive] = parser.add_mutually_exclusive_group()
+                place = groups[option.exclusive]
+            keywords = dict(option.settings)
+            if option.help:
+                keywords["help"] = option.help
+            place.add_argument(option.flag, **keywords)
+        return parser
+
+    def arguments(self, argv: Sequence[str] | None, environment: Mapping[str, str] | None = None) -> list[str]:
+        """The mode's arguments: `argv` where given (a test, a caller); run as a program, its command line, after
+        the flags of the make variables set where make runs it (MAKELEVEL: make's recipes have it)."""
+        if argv is not None:
+            return list(argv)
+        environment = os.environ if environment is None else environment
+        typed = sys.argv[1:]
+        if "MAKELEVEL" not in environment:
+            return typed
+        from_make = [
+            argument
+            for option in self.options
+            if option.variable
+            for argument in option.from_variable(environment.get(option.variable, ""))
+        ]
+        return from_make + typed
+
+    def variables(self) -> str:
+        """What `make help` shows after the target's line: each variable with its single default."""
+        return " ".join(f"{option.variable}={option.shown_default()}" for option in self.options if option.variable)
+
+    def table(self) -> list[str]:
+        """The docs' table of the mode's options, in Markdown."""
+        lines = ["| make | flag | default | what |", "|---|---|---|---|"]
+        for option in self.options:
+            variable = f"`{option.variable}=`" if option.variable else "–"
+            lines.append(f"| {variable} | `{option.flag}` | {option.shown_default() or '–'} | {option.help or ''} |")
+        return lines
