@@ -11,7 +11,7 @@ from typing import Any
 
 import jinja2
 
-from bench.pages import events, facts, grid, latency, rows
+from bench.pages import bookstore, events, facts, grid, latency, loadgens, rows
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = (
@@ -29,6 +29,8 @@ PAGES = (
     "docs/incidents.md",
     "docs/several-machines.md",
     "docs/benchmark.md",
+    "docs/bookstore.md",
+    "docs/load-generators.md",
 )  # each rendered from pages/<page>.j2
 
 
@@ -64,6 +66,8 @@ def environment(root: Path, finalize: Callable[[Any], Any] | None = None) -> jin
         latency=latency,
         grid=grid,
         events=events,
+        loadgens=loadgens,
+        bookstore=bookstore,
     )
     env.filters.update(
         fixed=facts.fixed,

@@ -1,0 +1,357 @@
+"""`make bookstore` sets as docs/bookstore.md shows them: each target's row at a load and number of clients as the
+set's results.md summarises it (bench/render/bookstore_rows.py: with repeats the median run, its figures the medians
+of all runs), cell by cell; the ladder's rungs and what each bought over the one above; the profiles' milliseconds;
+and the words for how much one figure is of another ("by a third", "halves")."""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from pathlib import Path
+
+from bench.pages.facts import FactError, Facts, spread_of
+from bench.render import bookstore_charts
+from bench.render.bookstore_rows import Row, number, ordered, summarise
+from bench.render.shared import Steadiness
+from bench.results import store
+from bench.results.bookstore import BookstoreResult
+from bench.results.spread import Spread
+
+# A share of another figure in words, nearest first: what prose says for "0.65 of it" ("a third less").
+FRACTIONS = ((0.1, "a tenth"), (0.2, "a fifth"), (0.25, "a quarter"), (1 / 3, "a third"), (0.5, "half"),
+             (2 / 3, "two thirds"))  # fmt: skip
+
+
+_NO_PROBE = Steadiness(0, 0, None)  # a row whose runs had no CPU probe
+
+
+@cache
+def records(out: Path) -> tuple[BookstoreResult, ...]:
+    return tuple(ordered(store.load(out).records_of(BookstoreResult)))
+
+
+@cache
+def summarised(out: Path) -> tuple[Row, ...]:
+    """The set's rows, as its results.md prints them."""
+    return tuple(summarise(list(records(out))))
+
+
+def targets(found: Facts) -> list[str]:
+    """The set's targets, in the order it measured them."""
+    return list(dict.fromkeys(r.target for r in records(found.out)))
+
+
+def clients_of(found: Facts, load: str) -> list[int]:
+    """The numbers of clients the set measured a load at, fewest first."""
+    return sorted({r.clients for r in records(found.out) if r.load == load})
+
+
+def row(found: Facts, target: str, load: str, clients: int | None = None) -> Row:
+    """A target's row at a load (at `clients`, where the set swept the load over several numbers of them)."""
+    for candidate in summarised(found.out):
+        record = candidate.record
+        if record.target == target and record.load == load and clients in (None, record.clients):
+            return candidate
+    raise FactError(f"no row of {target} under {load} at {clients} clients in {found.set_name}")
+
+
+def value(found: Facts, target: str, load: str, field: str, clients: int | None = None) -> float:
+    """One figure of a target's row (a median over the repeats where the set has them)."""
+    figure = getattr(row(found, target, load, clients).record, field)
+    if not isinstance(figure, int | float):
+        raise FactError(f"{target} has no {field} under {load} in {found.set_name}")
+    return float(figure)
+
+
+def cell(found: Facts, target: str, load: str, clients: int | None = None) -> str:
+    """A table's cell: requests per second, (share of Postgres alone), P99: "324 (0.19), 263 ms"."""
+    record = row(found, target, load, clients).record
+    return f"{number(record.rps, '{:.0f}')} ({number(record.vs_database)}), {number(record.p99_ms, '{:.0f}')} ms"
+
+
+def cpu_cell(found: Facts, target: str, load: str, clients: int | None = None) -> str:
+    """A table's cell of CPU per request: the app's + Postgres's, in ms: "3.49 + 1.10"."""
+    record = row(found, target, load, clients).record
+    return f"{number(record.app_cpu_ms_per_request)} + {number(record.pg_cpu_ms_per_request)}"
+
+
+def spread(found: Facts, field: str, load: str, chosen: list[str], clients: int | None = None) -> Spread:
+    """A figure of several targets' rows at one load, as one spread: their median, lowest, highest."""
+    return spread_of([value(found, target, load, field, clients) for target in chosen])
+
+
+def over_clients(found: Facts, target: str, load: str, field: str = "rps") -> Spread:
+    """A figure of one target's rows at every number of clients the set swept the load over."""
+    return spread_of([value(found, target, load, field, clients) for clients in clients_of(found, load)])
+
+
+def runs(found: Facts, target: str, load: str, field: str = "rps", clients: int | None = None) -> Spread:
+    """A figure of each repeat of a target's row (not their median): its range over the repeats."""
+    chosen = [
+        getattr(r, field)
+        for r in records(found.out)
+        if r.target == target and r.load == load and clients in (None, r.clients)
+    ]
+    return spread_of([float(v) for v in chosen if isinstance(v, int | float)])
+
+
+def refused(found: Facts, chosen: list[str], load: str, clients: int) -> Spread:
+    """The 503s (the pool had no connection in time) each target's repeats answered at a load: lowest to highest."""
+    return spread_of(
+        [
+            float(r.status_503 or 0)
+            for r in records(found.out)
+            if r.target in chosen and r.load == load and r.clients == clients and r.measured
+        ]
+    )
+
+
+def steady(found: Facts) -> tuple[int, int]:
+    """How many measurements kept the CPU probe within its bound, of how many probed."""
+    probed = [r.cpu_probe for r in records(found.out) if r.cpu_probe is not None]
+    return sum(1 for probe in probed if probe.steady), len(probed)
+
+
+def ladder(found: Facts) -> list[Row]:
+    """The ladder's rungs in order, as the set's ladder table prints them."""
+    rungs = [candidate for candidate in summarised(found.out) if candidate.record.rung is not None]
+    return sorted(rungs, key=lambda candidate: candidate.record.rung or 0)
+
+
+def rung(found: Facts, step: int) -> Row:
+    for candidate in ladder(found):
+        if candidate.record.rung == step:
+            return candidate
+    raise FactError(f"no rung {step} in {found.set_name}")
+
+
+def gain(found: Facts, step: int) -> float:
+    """A rung's median requests per second over the rung above's (the ladder table's "× the rung above")."""
+    return (rung(found, step).record.rps or 0.0) / (rung(found, step - 1).record.rps or 1.0)
+
+
+def ladder_cells(candidate: Row) -> list[str]:
+    """A rung's figures as the page's ladder table prints them, after its number and target."""
+    record = candidate.record
+    return [
+        number(record.rps, "{:.0f}"), number(record.vs_database, "{:.3f}"), number(record.p99_ms, "{:.0f}"),
+        number(record.app_cpu_ms_per_request), number(record.db_via_cpu_ms_per_request),
+        number(record.pg_cpu_ms_per_request), number(record.pgbench_pg_cpu_ms_per_transaction),
+        number(record.pgbench_at_app_rate_pg_cpu_ms_per_transaction),
+    ]  # fmt: skip
+
+
+def profile_ms(found: Facts, target: str, part: str, load: str = "author") -> float:
+    """The app's CPU per request py-spy found in one part (SQLAlchemy, the server, ...), in ms: the share of the
+    samples times the app's CPU per request of the profiled run, as the set's profile table prints it."""
+    for record in bookstore_charts.profiled(list(records(found.out))):
+        if record.target == target and record.load == load:
+            return (record.app_cpu_ms_per_request or 0.0) * (record.profile or {}).get(part, 0.0)
+    raise FactError(f"no profile of {target} under {load} in {found.set_name}")
+
+
+def profile_total(found: Facts, target: str, load: str = "author") -> float:
+    """The app's CPU per request of the profiled run, in ms (the profile table's own column)."""
+    for record in bookstore_charts.profiled(list(records(found.out))):
+        if record.target == target and record.load == load:
+            return record.app_cpu_ms_per_request or 0.0
+    raise FactError(f"no profile of {target} under {load} in {found.set_name}")
+
+
+def fraction_word(share: float) -> str:
+    """A share in the words prose uses, the nearest of FRACTIONS: 0.35 -> "a third", 0.52 -> "half"."""
+    return min(FRACTIONS, key=lambda known: abs(known[0] - share))[1]
+
+
+def cut(before: float, after: float) -> str:
+    """How much less `after` is than `before`, in words: 1.25 -> 0.81 is "a third", 0.95 -> 0.44 "half"."""
+    return fraction_word(1 - after / before)
+
+
+def halves_or(before: float, after: float, verb: str = "halves") -> str:
+    """`verb` ("halves", "halved") where `after` is half of `before` (0.45 to 0.55 of it), else what it is cut by:
+    "falls by a third"."""
+    if 0.45 <= after / before <= 0.55:
+        return verb
+    past = verb.endswith("d")
+    return f"{'fell' if past else 'falls'} by {cut(before, after)}"
+
+
+def doubles_or(before: float, after: float, verb: str = "doubled") -> str:
+    """`verb` ("doubled", "doubles") where `after` is 1.8 to 2.2 times `before`, else the multiplier: "x1.45"."""
+    return verb if 1.8 <= after / before <= 2.2 else f"went x{after / before:.2f}"
+
+
+def profile_shares(found: Facts, part: str, chosen: list[str], load: str = "author") -> Spread:
+    """The share of the samples py-spy found in one part, over several targets' profiles, as one spread."""
+    return spread_of([profile_ms(found, target, part, load) / profile_total(found, target, load) for target in chosen])
+
+
+def rank(found: Facts, target: str, load: str, field: str, chosen: list[str], clients: int | None = None) -> int:
+    """Where a target's median stands among the chosen targets', highest first: 1 for the highest."""
+    mine = value(found, target, load, field, clients)
+    return 1 + sum(value(found, other, load, field, clients) > mine for other in chosen if other != target)
+
+
+def lowest_at(found: Facts, target: str, load: str, chosen: list[str]) -> tuple[int, int]:
+    """At how many of the numbers of clients the set swept a load over the target's median throughput was the
+    lowest of the chosen targets', of how many."""
+    swept = clients_of(found, load)
+    lowest = sum(rank(found, target, load, "rps", chosen, clients) == len(chosen) for clients in swept)
+    return lowest, len(swept)
+
+
+def slowest_on(found: Facts, target: str, loads: list[tuple[str, int]]) -> tuple[int, int]:
+    """On how many of the loads (each at its number of clients) the target's median throughput was the lowest of
+    the set's targets, of how many."""
+    every = targets(found)
+    slowest = sum(rank(found, target, load, "rps", every, clients) == len(every) for load, clients in loads)
+    return slowest, len(loads)
+
+
+def most_steady(found: Facts, chosen: list[str], load: str, clients: int | None = None) -> int:
+    """The most runs of any chosen target's row in which the CPU probe kept steady."""
+    return max((row(found, t, load, clients).steadiness or _NO_PROBE).steady_runs for t in chosen)
+
+
+def at_least(
+    found: Facts, chosen: list[str], load: str, field: str, least: float, clients: int | None = None
+) -> list[str]:
+    """The chosen targets whose median `field` is at least `least`, in the order given."""
+    return [target for target in chosen if value(found, target, load, field, clients) >= least]
+
+
+def pg_over_alone(found: Facts, target: str, load: str, clients: int | None = None, alone: str = "") -> float:
+    """Postgres's CPU per request under the target over its CPU per transaction under pgbench: at full speed
+    (`alone` empty) or paced to the app's rate (`alone` "at_app_rate")."""
+    field = f"pgbench_{alone}_pg_cpu_ms_per_transaction" if alone else "pgbench_pg_cpu_ms_per_transaction"
+    return value(found, target, load, "pg_cpu_ms_per_request", clients) / value(found, target, load, field, clients)
+
+
+def up_to(figure: float, step: float) -> float:
+    """A figure rounded up to a multiple of `step`: the bound prose states ("within 1.2 times" for 1.17)."""
+    return math.ceil(round(figure / step, 6)) * step
+
+
+def rounded(figure: float, step: float) -> float:
+    """A figure rounded to the nearest multiple of `step`: "about 770" for 769."""
+    return round(figure / step) * step
+
+
+def multiple(ratio: float) -> str:
+    """A ratio near two in words, "nearly twice" or "twice"; else the multiplier, "1.5 times"."""
+    if 1.8 <= ratio < 2:
+        return "nearly twice"
+    if 2 <= ratio <= 2.2:
+        return "twice"
+    return f"{ratio:.1f} times"
+
+
+def moved(found: Facts, first: str, second: str, load: str, clients: int | None = None) -> str:
+    """Whether the second target's requests per second differ from the first's, from their runs' ranges: "did not
+    change" where they overlap, else "raised" or "lowered"."""
+    before, after = runs(found, first, load, "rps", clients), runs(found, second, load, "rps", clients)
+    if after.low > before.high:
+        return "raised"
+    if after.high < before.low:
+        return "lowered"
+    return "did not change"
+
+
+def minutes(found: Facts) -> float:
+    """How long the set took, in minutes (its metadata)."""
+    return float(found.metadata["minutes"])
+
+
+def paced(found: Facts, load: str = "author") -> list[float]:
+    """Per rung of the ladder, Postgres's CPU per request under it over pgbench's per transaction paced to the
+    rung's own rate (the ladder table's last column): how far the app's Postgres work is from the paced yardstick."""
+    return [pg_over_alone(found, step.record.target, load, alone="at_app_rate") for step in ladder(found)]
+
+
+def warm_up(found: Facts, target: str) -> BookstoreResult:
+    """The target's record that holds its first warm-up: how long it took and its CPU per request at each step."""
+    for record in records(found.out):
+        if record.target == target and record.warm_up_s is not None:
+            return record
+    raise FactError(f"no warm-up of {target} in {found.set_name}")
+
+
+def said_steps(figures: list[float] | None, decimals: int = 1) -> str:
+    """Figures in prose, the last after "then": "17.8, 14.5, 12.0 then 12.2"."""
+    said = [f"{figure:.{decimals}f}" for figure in figures or []]
+    return ", ".join(said[:-1]) + " then " + said[-1] if len(said) > 1 else "".join(said)
+
+
+def ranks_said(found: Facts, chosen: list[str], load: str, field: str, among: list[str]) -> str:
+    """Where the chosen targets' medians stand among several targets', highest first: "first and 4th of 6"."""
+    places = sorted(rank(found, target, load, field, among) for target in chosen)
+    said = [
+        "first" if place == 1 else f"{place}{'nd' if place == 2 else 'rd' if place == 3 else 'th'}" for place in places
+    ]
+    return " and ".join(said) + f" of {len(among)}"
+
+
+def cut_share(before: float, after: float) -> float:
+    """How much less `after` is than `before`, as a share of `before` (cut says it in words)."""
+    return 1 - after / before
+
+
+def within(found: Facts, chosen: list[str], load: str, most: float, clients: int | None = None) -> list[str]:
+    """The chosen targets under which Postgres spent at most `most` times its CPU per transaction under pgbench
+    (full speed) per request."""
+    return [target for target in chosen if pg_over_alone(found, target, load, clients) <= most]
+
+
+def by_pg_over_alone(found: Facts, chosen: list[str], load: str, clients: int | None = None) -> list[str]:
+    """The chosen targets by how much more Postgres spent per request under them than per transaction alone, least
+    first."""
+    return sorted(chosen, key=lambda target: pg_over_alone(found, target, load, clients))
+
+
+def by_value(found: Facts, chosen: list[str], load: str, field: str, clients: int | None = None) -> list[str]:
+    """The chosen targets by their median `field`, highest first."""
+    return sorted(chosen, key=lambda target: -value(found, target, load, field, clients))
+
+
+def app_share_high(found: Facts, chosen: list[str], load: str, clients: int | None = None) -> float:
+    """The most any chosen target's app took of the CPU per request, app and Postgres together."""
+    return max(
+        value(found, t, load, "app_cpu_ms_per_request", clients)
+        / (
+            value(found, t, load, "app_cpu_ms_per_request", clients)
+            + value(found, t, load, "pg_cpu_ms_per_request", clients)
+        )
+        for t in chosen
+    )
+
+
+def spread_over(found: Facts, fields: list[str], load: str, chosen: list[str], clients: int | None = None) -> Spread:
+    """Several figures of several targets' rows at one load, as one spread."""
+    return spread_of([value(found, t, load, field, clients) for t in chosen for field in fields])
+
+
+def listed(found: Facts, chosen: list[str], load: str, field: str, clients: int | None = None) -> str:
+    """The chosen targets with their median `field`, highest first, in prose: "bookstore-granian 0.97 and
+    bookstore-gunicorn-sync 0.96"."""
+    said = [
+        f"{target} {value(found, target, load, field, clients):.2f}"
+        for target in by_value(found, chosen, load, field, clients)
+    ]
+    return ", ".join(said[:-1]) + " and " + said[-1] if len(said) > 1 else "".join(said)
+
+
+def machine(found: Facts) -> str:
+    """The machine the set ran on as its metadata says it: "2-core AMD EPYC machine (Debian 12, Linux 6.18, Docker
+    20.10, Compose v2 2.26.1)". The CPU's make and the distribution are not in the metadata: the page names them."""
+    metadata = found.metadata
+    kernel = ".".join(str(metadata["kernel"]).split(".")[:2])
+    docker = ".".join(str(metadata["docker_version"]).split(".")[:2])
+    compose = str(metadata["compose_version"]).split("-")[0]
+    return f"{found.cores}-core AMD EPYC machine (Debian 12, Linux {kernel}, Docker {docker}, Compose v2 {compose})"
+
+
+def data(found: Facts) -> str:
+    """The data the set was measured on, from its metadata: "1,000,000 authors and 9,999,991 books"."""
+    database = found.metadata["database"]
+    return f"{int(database['authors']):,} authors and {int(database['books']):,} books"
