@@ -74,23 +74,14 @@ slowclients: $(VENV_READY) ## half-sent heads, trickled bodies, idle keep-alive:
 labs: $(VENV_READY) ## the failure labs: how gevent fails, each lab broken and fixed side by side (docs/labs.md)
 	$(PYTHON) -m bench.modes.labs
 
-bookstore: $(VENV_READY) ## the bookstore app served each way, each load beside pgbench running the same SQL: the database's own limit (SCALE=1000000 TARGETS= LOADS="author moderate slow mixed" CLIENTS= (each load its own) SWEEP=1 (author and slow over their clients) REPEAT=1 SECONDS=12 WARM_LIMIT=120 READS_END_WITH=rollback OUT=; READS_END_WITH="rollback commit" measures both; LADDER=1 LOADS=author: the ladder's rungs instead of the ways; AT_APP_RATE=1: pgbench also at each target's rate)
-	$(PYTHON) -m bench.modes.bookstore --scale $(or $(SCALE),1000000) $(if $(TARGETS),--targets $(TARGETS)) \
-	  $(if $(LOADS),--loads $(LOADS)) $(if $(CLIENTS),--clients $(CLIENTS)) $(if $(SWEEP),--sweep) $(if $(REPEAT),--repeats $(REPEAT)) \
-	  $(if $(SECONDS),--seconds $(SECONDS)) $(if $(WARM_LIMIT),--warm-limit $(WARM_LIMIT)) \
-	  $(if $(READS_END_WITH),--reads-end-with $(READS_END_WITH)) $(if $(LADDER),--ladder) $(if $(AT_APP_RATE),--at-app-rate) \
-	  $(if $(OUT),--out $(OUT))
+bookstore: $(VENV_READY) ## the bookstore app served each way, each load beside pgbench running the same SQL: the database's own limit (READS_END_WITH="rollback commit" measures both; LADDER=1 LOADS=author: the ladder's rungs instead of the ways)
+	$(PYTHON) -m bench.modes.bookstore
 
 incidents: $(VENV_READY) ## what each production server loses to a reload, a killed worker or container, a replaced container, a deploy, recycled workers: every request on a timeline; the bookstore's targets with writes, each looked up (docs/incidents.md)
 	$(PYTHON) -m bench.modes.incidents
 
-yourapp: $(VENV_READY) ## your own Flask app served every way, verified, loaded, and what it is bound by (APP=folder REQUESTS=file CALLABLE="module:create_app()" SETUP= SERVICES= REQUIREMENTS= PYTHON_VERSION= WAYS= CLIENTS="10 50 200" REPEAT= SECONDS=; EXAMPLE=flaskr or ihatemoney; docs/yourapp.md)
-	$(PYTHON) -m bench.modes.yourapp $(if $(EXAMPLE),--example $(EXAMPLE)) $(if $(APP),--app $(APP)) \
-	  $(if $(REQUESTS),--requests $(REQUESTS)) $(if $(CALLABLE),--callable "$(CALLABLE)") $(if $(SETUP),--setup "$(SETUP)") \
-	  $(if $(SERVICES),--services $(SERVICES)) $(if $(REQUIREMENTS),--requirements $(REQUIREMENTS)) \
-	  $(if $(PYTHON_VERSION),--python $(PYTHON_VERSION)) $(if $(WAYS),--ways $(WAYS)) $(if $(CLIENTS),--clients "$(CLIENTS)") \
-	  $(if $(REPEAT),--repeat $(REPEAT)) $(if $(SECONDS),--seconds $(SECONDS)) $(if $(HEALTH),--health $(HEALTH)) \
-	  $(if $(OUT),--out $(OUT))
+yourapp: $(VENV_READY) ## your own Flask app served every way, verified, loaded, and what it is bound by (EXAMPLE=flaskr or ihatemoney; docs/yourapp.md)
+	$(PYTHON) -m bench.modes.yourapp
 
 # The tests that measure the scheduler or time run after the pool, one after another: beside its other workers (one
 # autogroup of the kernel's) a busy loop got a third of what it gets alone.

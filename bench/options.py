@@ -20,6 +20,7 @@ class Option:
     help: str | None = None
     settings: Mapping[str, Any] = field(default_factory=dict)  # argparse's add_argument keywords
     exclusive: str | None = None  # options with the same name here exclude each other
+    unset: str = ""  # what make passes where the variable is not set: the flag always on the command line
 
     @property
     def switch(self) -> bool:
@@ -32,7 +33,9 @@ class Option:
         return self.settings.get("nargs") in ("*", "+")
 
     def from_variable(self, value: str) -> list[str]:
-        """The arguments a variable's value stands for: none where it is empty, as make's `$(if $(X),--x $(X))`."""
+        """The arguments a variable's value stands for: none where it is empty, as make's `$(if $(X),--x $(X))`, or
+        those of `unset`, as make's `--x $(or $(X),unset)`."""
+        value = value if value.strip() else self.unset
         if not value.strip():
             return []
         if self.switch:

@@ -11,12 +11,15 @@ import sys
 
 import pytest
 
-from bench.modes import incidents, labs, latency, map, recommend, slowclients
+from bench.modes import bookstore, incidents, labs, latency, map, recommend, slowclients, yourapp
 from bench.options import Options
 from bench.pages.render import ROOT
 
 MAKE = ["make", "-s", "-o", ".venv/.requirements-installed", f"PYTHON={sys.executable}"]
-DECLARED = {mode.OPTIONS.target: mode.OPTIONS for mode in (latency, map, recommend, slowclients, labs, incidents)}
+DECLARED = {
+    mode.OPTIONS.target: mode.OPTIONS
+    for mode in (latency, map, recommend, slowclients, labs, bookstore, incidents, yourapp)
+}
 
 
 def make(target: str, *variables: str) -> subprocess.CompletedProcess[str]:
@@ -38,6 +41,10 @@ def make(target: str, *variables: str) -> subprocess.CompletedProcess[str]:
         ("slowclients", ["LEVELS=many"], "argument --levels: invalid levels value: 'many'"),
         ("labs", ["LABS=late-patch no-such-lab"], "argument --labs: invalid choice: 'no-such-lab'"),
         ("incidents", ["SECONDS=long"], "argument --seconds: invalid float value: 'long'"),
+        ("bookstore", ["CLIENTS=10 many"], "argument --clients: invalid int value: 'many'"),
+        ("bookstore", ["READS_END_WITH=abort"], "argument --reads-end-with: invalid choice: 'abort'"),
+        ("yourapp", ["EXAMPLE=nope"], "argument --example: invalid choice: 'nope'"),
+        ("yourapp", ["APP=."], "APP= (the app's folder) and REQUESTS= (its requests file) are needed"),
     ],
 )
 def test_a_make_variable_reaches_its_mode_as_its_flag(target: str, variables: list[str], refusal: str) -> None:
@@ -58,6 +65,11 @@ def test_the_variables_become_the_flags_the_makefile_wrote(monkeypatch: pytest.M
     # Not run by make: the command line alone, whatever the environment holds; given arguments: those alone.
     assert latency.OPTIONS.arguments(None, {"RATES": "50"}) == ["--duration", "5"]
     assert latency.OPTIONS.arguments(["--rates", "7"], environment) == ["--rates", "7"]
+    # A switch set by any value; the scale always passed, as make's `--scale $(or $(SCALE),1000000)` did.
+    monkeypatch.setattr(sys, "argv", ["bookstore"])
+    assert bookstore.OPTIONS.arguments(None, {"MAKELEVEL": "1", "SWEEP": "1", "LOADS": "author slow"}) == [
+        "--scale", "1000000", "--loads", "author", "slow", "--sweep",
+    ]  # fmt: skip
 
 
 def test_make_help_lists_each_mode_s_variables_from_its_declaration() -> None:
@@ -78,6 +90,10 @@ def test_every_variable_readers_used_still_sets_its_option() -> None:
         "slowclients": "SCENARIOS OUT LEVELS",
         "labs": "LABS OUT",
         "incidents": "TARGETS EVENTS REPEAT CLIENTS SECONDS SCALE OUT",
+        "bookstore": "SCALE TARGETS LOADS CLIENTS SWEEP REPEAT SECONDS WARM_LIMIT READS_END_WITH LADDER AT_APP_RATE"
+        " OUT",
+        "yourapp": "EXAMPLE APP REQUESTS CALLABLE SETUP SERVICES REQUIREMENTS PYTHON_VERSION WAYS CLIENTS REPEAT"
+        " SECONDS HEALTH OUT",
     }
     for target, variables in before.items():
         options: Options = DECLARED[target]

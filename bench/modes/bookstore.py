@@ -20,7 +20,6 @@ Every figure compares within one run only: machines here differ by up to 2x from
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 from collections.abc import Iterator
@@ -52,6 +51,7 @@ from bench.measure.bookstore_round import (
 from bench.measure.client import choose_client
 from bench.measure.resultset import Progress, ResultSet
 from bench.measure.scenario_start import ScenarioStart
+from bench.options import Option, Options
 from bench.render import bookstore as renderer
 
 SECONDS = 12  # the slow page's 1.5 times as long
@@ -118,49 +118,40 @@ def clients_of(args: argparse.Namespace, load: str) -> list[int]:
     return list(args.clients or (args.sweep and own.sweep) or [own.clients])
 
 
-def bookstore_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m bench.modes.bookstore", description=__doc__)
-    parser.add_argument("--scale", type=int, default=DEFAULT_SCALE, help="authors in the data (its own volume)")
-    parser.add_argument("--targets", nargs="*", metavar="TARGET", help="default: every target of bookstore.yml")
-    parser.add_argument("--loads", nargs="*", default=list(BY_NAME), choices=BY_NAME, metavar="LOAD")
-    parser.add_argument(
-        "--clients", nargs="+", type=int, metavar="N",
-        help="every load at each of these numbers of clients; default: each load's own",
-    )  # fmt: skip
-    parser.add_argument("--sweep", action="store_true", help="each load at its sweep's clients (author and slow)")
-    parser.add_argument("--repeats", type=int, default=1, help="rounds of every load, each with its reference")
-    parser.add_argument("--seconds", type=int, default=SECONDS, help="of wrk, and of pgbench, per measurement")
-    parser.add_argument(
-        "--warm-limit", type=int, default=WARM_LIMIT, metavar="SECONDS",
-        help="a target's first warm-up ends when its CPU per request stops falling, or after this long",
-    )  # fmt: skip
-    parser.add_argument(
-        "--reads-end-with", nargs="+", choices=pgbench.PROTOCOL, metavar="ENDING",
-        default=(os.environ.get("READS_END_WITH") or DEFAULT_READS_END).split(),
-        help="how the app's reads end (rollback, commit, or both: each target measured with each in turn), and so"
-        " whether its statements stay prepared (docs/bookstore.md)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--profile-seconds", type=int, default=PROFILE_SECONDS, metavar="SECONDS",
-        help="py-spy on each target for this long in each load's first round (0: no profile)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--ladder", action="store_true",
-        help="the ladder instead of the ways of serving: the unchanged one-process gevent target, then each rung of"
-        " bookstore/ladder.py's changes (with --loads author, its endpoint)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--at-app-rate", action="store_true",
-        help="in the first round, pgbench also paced to each target's own requests per second: Postgres's CPU per"
-        " transaction at the app's pace",
-    )  # fmt: skip
-    parser.add_argument("--out", type=Path)
-    return parser
+OPTIONS = Options(
+    "bookstore",
+    "python -m bench.modes.bookstore",
+    (
+        Option("--scale", "SCALE", "authors in the data (its own volume)", {"type": int, "default": DEFAULT_SCALE},
+               unset=str(DEFAULT_SCALE)),
+        Option("--targets", "TARGETS", "default: every target of bookstore.yml", {"nargs": "*", "metavar": "TARGET"}),
+        Option("--loads", "LOADS", None, {"nargs": "*", "default": list(BY_NAME), "choices": BY_NAME,
+                                         "metavar": "LOAD"}),
+        Option("--clients", "CLIENTS", "every load at each of these numbers of clients; default: each load's own",
+               {"nargs": "+", "type": int, "metavar": "N"}),
+        Option("--sweep", "SWEEP", "each load at its sweep's clients (author and slow)", {"action": "store_true"}),
+        Option("--repeats", "REPEAT", "rounds of every load, each with its reference", {"type": int, "default": 1}),
+        Option("--seconds", "SECONDS", "of wrk, and of pgbench, per measurement", {"type": int, "default": SECONDS}),
+        Option("--warm-limit", "WARM_LIMIT", "a target's first warm-up ends when its CPU per request stops falling,"
+               " or after this long", {"type": int, "default": WARM_LIMIT, "metavar": "SECONDS"}),
+        Option("--reads-end-with", "READS_END_WITH", "how the app's reads end (rollback, commit, or both: each target"
+               " measured with each in turn), and so whether its statements stay prepared (docs/bookstore.md)",
+               {"nargs": "+", "choices": pgbench.PROTOCOL, "metavar": "ENDING", "default": DEFAULT_READS_END.split()}),
+        Option("--ladder", "LADDER", "the ladder instead of the ways of serving: the unchanged one-process gevent"
+               " target, then each rung of bookstore/ladder.py's changes (with --loads author, its endpoint)",
+               {"action": "store_true"}),
+        Option("--at-app-rate", "AT_APP_RATE", "in the first round, pgbench also paced to each target's own requests"
+               " per second: Postgres's CPU per transaction at the app's pace", {"action": "store_true"}),
+        Option("--out", "OUT", "the result set's folder (default results/<time>-bookstore)", {"type": Path}),
+        Option("--profile-seconds", None, "py-spy on each target for this long in each load's first round (0: no"
+               " profile)", {"type": int, "default": PROFILE_SECONDS, "metavar": "SECONDS"}),
+    ),
+)  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = bookstore_parser()
-    arguments = sys.argv[1:] if argv is None else argv
+    parser = OPTIONS.parser(__doc__)
+    arguments = OPTIONS.arguments(argv)
     args = parser.parse_args(arguments)
     if args.repeats < 1 or any(clients < 1 for clients in args.clients or []):
         parser.error("--repeats and --clients take numbers of at least 1")

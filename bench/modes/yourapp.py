@@ -49,6 +49,7 @@ from bench.measure.yourapp_checks import (
 from bench.measure.yourapp_database import Database, postgres_service, start_counting
 from bench.measure.yourapp_load import MixResult, mix_load, request_cost, service_host
 from bench.measure.yourapp_session import Session, errors_in_log, locked_in_log, log_in
+from bench.options import Option, Options
 from bench.render import yourapp as page
 from bench.results.records import CpuProbe
 from bench.results.yourapp import outcome
@@ -158,26 +159,35 @@ def fetch(example: Example) -> Path:
     return folder
 
 
+OPTIONS = Options(
+    "yourapp",
+    "make yourapp",
+    (
+        Option("--example", "EXAMPLE", "an example app instead of --app", {"choices": sorted(EXAMPLES)}),
+        Option("--app", "APP", "the app's folder", {"type": Path}),
+        Option("--requests", "REQUESTS", "the requests file, in vegeta's HTTP targets format", {"type": Path}),
+        Option("--callable", "CALLABLE", "module:app or module:create_app() (default app:app)"),
+        Option("--setup", "SETUP", "a shell command run in each way's container first"),
+        Option("--services", "SERVICES", "a Compose file of the services the app needs", {"type": Path}),
+        Option("--requirements", "REQUIREMENTS", "a requirements file (default the app's own)", {"type": Path}),
+        Option("--python", "PYTHON_VERSION", "the Python version of the images", {"default": "3.14"}),
+        Option("--ways", "WAYS", "the ways to run, comma-separated (default: all)"),
+        Option("--clients", "CLIENTS", "the client counts of the sweep", {"default": "10 50 200"}),
+        Option("--repeat", "REPEAT", "loads of each way at each client count", {"type": int, "default": 1}),
+        Option("--seconds", "SECONDS", "each load's length", {"type": float, "default": 10.0}),
+        Option("--health", "HEALTH", "the path a way is up on (any answer but a 5xx; default /)"),
+        Option("--out", "OUT", "the result set's folder (default results/<time>-yourapp-<app>)", {"type": Path}),
+        Option("--port", None, "where a way listens on 127.0.0.1", {"type": int, "default": 3000}),
+        Option("--nginx-port", None, "where Nginx listens, in front of a way", {"type": int, "default": 8080}),
+    ),
+)
+
+
 def arguments(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="make yourapp", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--app", type=Path, help="the app's folder")
-    parser.add_argument("--example", choices=sorted(EXAMPLES), help="an example app instead of --app")
-    parser.add_argument("--callable", default=None, help="module:app or module:create_app() (default app:app)")
-    parser.add_argument("--requests", type=Path, help="the requests file, in vegeta's HTTP targets format")
-    parser.add_argument("--requirements", type=Path, help="a requirements file (default the app's own)")
-    parser.add_argument("--setup", default=None, help="a shell command run in each way's container first")
-    parser.add_argument("--services", type=Path, help="a Compose file of the services the app needs")
-    parser.add_argument("--health", default=None, help="the path a way is up on (any answer but a 5xx; default /)")
-    parser.add_argument("--python", default="3.14", help="the Python version of the images")
-    parser.add_argument("--ways", help="the ways to run, comma-separated (default: all)")
-    parser.add_argument("--clients", default="10 50 200", help="the client counts of the sweep")
-    parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("--seconds", type=float, default=10.0, help="each load's length")
-    parser.add_argument("--port", type=int, default=3000, help="where a way listens on 127.0.0.1")
-    parser.add_argument("--nginx-port", type=int, default=8080, help="where Nginx listens, in front of a way")
-    parser.add_argument("--out", type=Path)
-    found = parser.parse_args(argv)
-    found.argv = sys.argv[1:] if argv is None else argv
+    parser = OPTIONS.parser(__doc__.split("\n\n")[0])
+    given = OPTIONS.arguments(argv)
+    found = parser.parse_args(given)
+    found.argv = given
     if found.example:
         example = EXAMPLES[found.example]
         found.callable = found.callable or example.callable
