@@ -65,8 +65,9 @@ map: $(VENV_READY) ## where each server wins: a grid of I/O delay x CPU units x 
 recommend: $(VENV_READY) ## the run behind the README's recommendation: each way at one process and one per core, at 200, 1000 and 5000 clients, with and without CPU work, again on one core of its own, and its bounds on more cores (docs/recommend.md)
 	$(PYTHON) -m bench.modes.recommend
 
-pages: $(VENV_READY) ## README.md and the pages of docs/ that pages/ holds a template of, rendered again from it and the result sets they cite (bench/pages/)
+pages: $(VENV_READY) ## README.md and the pages of docs/ that pages/ holds a template of, rendered again from it and the result sets they cite (bench/pages/); docs/options.md from the modes' declarations
 	$(PYTHON) -m bench.pages
+	$(PYTHON) -m bench.modes --page docs/options.md Makefile
 
 slowclients: $(VENV_READY) ## half-sent heads, trickled bodies, idle keep-alive: how many slow connections delay a normal request, per target
 	$(PYTHON) -m bench.modes.slowclients

@@ -8,8 +8,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -21,6 +22,17 @@ class Option:
     settings: Mapping[str, Any] = field(default_factory=dict)  # argparse's add_argument keywords
     exclusive: str | None = None  # options with the same name here exclude each other
     unset: str = ""  # what make passes where the variable is not set: the flag always on the command line
+
+    @classmethod
+    def some_of(cls, flag: str, variable: str, choices: Collection[str], metavar: str) -> Option:
+        """Any of `choices`, every one by default: the scenarios, targets, loads or events to run."""
+        return cls(
+            flag, variable, None, {"nargs": "*", "default": list(choices), "choices": choices, "metavar": metavar}
+        )
+
+    @classmethod
+    def out(cls, suffix: str) -> Option:
+        return cls("--out", "OUT", f"the result set's folder (default results/<time>{suffix})", {"type": Path})
 
     @property
     def switch(self) -> bool:
@@ -105,5 +117,8 @@ class Options:
         lines = ["| make | flag | default | what |", "|---|---|---|---|"]
         for option in self.options:
             variable = f"`{option.variable}=`" if option.variable else "–"
-            lines.append(f"| {variable} | `{option.flag}` | {option.shown_default() or '–'} | {option.help or ''} |")
+            choices = option.settings.get("choices")
+            default = "every one" if choices and option.words and "default" in option.settings else "–"
+            what = option.help or (f"one or more of: {', '.join(choices)}" if choices else "")
+            lines.append(f"| {variable} | `{option.flag}` | {option.shown_default() or default} | {what} |")
         return lines

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from bench.modes import bookstore, incidents, labs, latency, map, recommend, slowclients, yourapp
+from bench.modes.__main__ import page
 from bench.options import Options
 from bench.pages.render import ROOT
 
@@ -103,6 +104,12 @@ def test_every_variable_readers_used_still_sets_its_option() -> None:
 def test_the_docs_table_has_a_row_per_option() -> None:
     table = labs.OPTIONS.table()
     assert table[2:] == [
-        "| `LABS=` | `--labs` | – |  |",
+        f"| `LABS=` | `--labs` | every one | one or more of: {', '.join(labs.LABS)} |",
         "| `OUT=` | `--out` | – | the result set's folder (default results/<time>-labs) |",
     ]
+
+
+def test_the_options_page_is_its_rendering_from_the_declarations() -> None:
+    committed = (ROOT / "docs" / "options.md").read_text()
+    assert committed == page([ROOT / "Makefile"]), "docs/options.md differs from the declarations: run `make pages`"
+    assert all(f"## make {target}" in committed for target in DECLARED), committed

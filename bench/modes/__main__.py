@@ -1,11 +1,14 @@
 """`make help`: each target of the Makefile given with its `##` line, and, for a mode that declares its options
-(bench/options.py), the make variables that set them, from that declaration."""
+(bench/options.py), the make variables that set them, from that declaration. With `--page`, docs/options.md: each
+such mode's options as a table, from the same declarations (`make pages` writes it)."""
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from bench.options import Options
@@ -22,16 +25,47 @@ def declared(target: str) -> Options | None:
     return options if isinstance(options, Options) else None
 
 
-def main(makefiles: list[str]) -> int:
+def targets(makefiles: list[Path]) -> Iterator[tuple[str, str, Options | None]]:
     for makefile in makefiles:
-        for line in Path(makefile).read_text().splitlines():
+        for line in makefile.read_text().splitlines():
             found = TARGET_LINE.match(line)
-            if not found:
-                continue
-            target, said = found.groups()
-            options = declared(target)
-            variables = f" ({options.variables()})" if options else ""
-            print(f"  make {target:<10} {said}{variables}")
+            if found:
+                target, said = found.groups()
+                yield target, said, declared(target)
+
+
+def help_lines(makefiles: list[Path]) -> list[str]:
+    return [
+        f"  make {target:<10} {said}" + (f" ({options.variables()})" if options else "")
+        for target, said, options in targets(makefiles)
+    ]
+
+
+def page(makefiles: list[Path]) -> str:
+    lines = [
+        "# The options of each make target",
+        "",
+        "Written by `make pages` from each mode's declaration of its options (`OPTIONS` in `bench/modes/<target>.py`),",
+        "from which its `--help` and `make help` come too. Set an option with its make variable (`make latency",
+        'RATES="50 100"`) or, running the module yourself, with its flag. A variable left empty is an option not',
+        "given: the mode's default. An option without a variable is on the command line only. `make bench`, `sweep`,",
+        "`overload` and `ab` are not declared so yet: their variables are in `make help`.",
+    ]
+    for target, said, options in targets(makefiles):
+        if options:
+            lines += ["", f"## make {target}", "", f"{said[0].upper()}{said[1:]}.", "", *options.table()]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.modes", description=__doc__)
+    parser.add_argument("makefiles", nargs="+", type=Path)
+    parser.add_argument("--page", type=Path, help="write the options page there instead of printing the help")
+    args = parser.parse_args(argv)
+    if args.page:
+        args.page.write_text(page(args.makefiles))
+    else:
+        print("\n".join(help_lines(args.makefiles)))
     return 0
 
 

@@ -24,7 +24,6 @@ import shutil
 import sys
 from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from bench.containers.scenarios import Target
@@ -122,31 +121,60 @@ OPTIONS = Options(
     "bookstore",
     "python -m bench.modes.bookstore",
     (
-        Option("--scale", "SCALE", "authors in the data (its own volume)", {"type": int, "default": DEFAULT_SCALE},
-               unset=str(DEFAULT_SCALE)),
+        Option(
+            "--scale",
+            "SCALE",
+            "authors in the data (its own volume)",
+            {"type": int, "default": DEFAULT_SCALE},
+            unset=str(DEFAULT_SCALE),
+        ),
         Option("--targets", "TARGETS", "default: every target of bookstore.yml", {"nargs": "*", "metavar": "TARGET"}),
-        Option("--loads", "LOADS", None, {"nargs": "*", "default": list(BY_NAME), "choices": BY_NAME,
-                                         "metavar": "LOAD"}),
-        Option("--clients", "CLIENTS", "every load at each of these numbers of clients; default: each load's own",
-               {"nargs": "+", "type": int, "metavar": "N"}),
+        Option.some_of("--loads", "LOADS", BY_NAME, "LOAD"),
+        Option(
+            "--clients",
+            "CLIENTS",
+            "every load at each of these numbers of clients; default: each load's own",
+            {"nargs": "+", "type": int, "metavar": "N"},
+        ),
         Option("--sweep", "SWEEP", "each load at its sweep's clients (author and slow)", {"action": "store_true"}),
         Option("--repeats", "REPEAT", "rounds of every load, each with its reference", {"type": int, "default": 1}),
         Option("--seconds", "SECONDS", "of wrk, and of pgbench, per measurement", {"type": int, "default": SECONDS}),
-        Option("--warm-limit", "WARM_LIMIT", "a target's first warm-up ends when its CPU per request stops falling,"
-               " or after this long", {"type": int, "default": WARM_LIMIT, "metavar": "SECONDS"}),
-        Option("--reads-end-with", "READS_END_WITH", "how the app's reads end (rollback, commit, or both: each target"
-               " measured with each in turn), and so whether its statements stay prepared (docs/bookstore.md)",
-               {"nargs": "+", "choices": pgbench.PROTOCOL, "metavar": "ENDING", "default": DEFAULT_READS_END.split()}),
-        Option("--ladder", "LADDER", "the ladder instead of the ways of serving: the unchanged one-process gevent"
-               " target, then each rung of bookstore/ladder.py's changes (with --loads author, its endpoint)",
-               {"action": "store_true"}),
-        Option("--at-app-rate", "AT_APP_RATE", "in the first round, pgbench also paced to each target's own requests"
-               " per second: Postgres's CPU per transaction at the app's pace", {"action": "store_true"}),
-        Option("--out", "OUT", "the result set's folder (default results/<time>-bookstore)", {"type": Path}),
-        Option("--profile-seconds", None, "py-spy on each target for this long in each load's first round (0: no"
-               " profile)", {"type": int, "default": PROFILE_SECONDS, "metavar": "SECONDS"}),
+        Option(
+            "--warm-limit",
+            "WARM_LIMIT",
+            "a target's first warm-up ends when its CPU per request stops falling, or after this long",
+            {"type": int, "default": WARM_LIMIT, "metavar": "SECONDS"},
+        ),
+        Option(
+            "--reads-end-with",
+            "READS_END_WITH",
+            "how the app's reads end (rollback, commit, or both: each target"
+            " measured with each in turn), and so whether its statements stay prepared (docs/bookstore.md)",
+            {"nargs": "+", "choices": pgbench.PROTOCOL, "metavar": "ENDING", "default": DEFAULT_READS_END.split()},
+        ),
+        Option(
+            "--ladder",
+            "LADDER",
+            "the ladder instead of the ways of serving: the unchanged one-process gevent"
+            " target, then each rung of bookstore/ladder.py's changes (with --loads author, its endpoint)",
+            {"action": "store_true"},
+        ),
+        Option(
+            "--at-app-rate",
+            "AT_APP_RATE",
+            "in the first round, pgbench also paced to each target's own requests"
+            " per second: Postgres's CPU per transaction at the app's pace",
+            {"action": "store_true"},
+        ),
+        Option.out("-bookstore"),
+        Option(
+            "--profile-seconds",
+            None,
+            "py-spy on each target for this long in each load's first round (0: no profile)",
+            {"type": int, "default": PROFILE_SECONDS, "metavar": "SECONDS"},
+        ),
     ),
-)  # fmt: skip
+)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -44,7 +44,6 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from bench.containers import doctor, events
@@ -59,7 +58,7 @@ from bench.measure.scenario_start import ScenarioStart
 from bench.measure.server_facts import cpu_ms_per_unit
 from bench.options import Option, Options
 from bench.render import incidents as renderer
-from bench.results.spread import Spread
+from bench.results.spread import recorded
 
 # The hog: requests of the app's largest CPU work at once (about a second each, one after another in a gevent
 # process), against a worker timeout of HOG_TIMEOUT s: gunicorn's master kills a worker that has not reported in
@@ -387,31 +386,21 @@ def run_bookstore_once(
     return record
 
 
-def spread(records: list[dict[str, Any]], key: str) -> dict[str, Any]:
-    values = [record[key] for record in records if record.get(key) is not None]
-    if not values:
-        return {}
-    return Spread.of(values).as_record()
-
-
 OPTIONS = Options(
     "incidents",
     "python -m bench.modes.incidents",
     (
-        Option("--targets", "TARGETS", None, {"nargs": "*", "default": list(TARGETS), "choices": TARGETS,
-                                             "metavar": "TARGET"}),
-        Option("--events", "EVENTS", None, {"nargs": "*", "default": list(EVENTS), "choices": EVENTS,
-                                           "metavar": "EVENT"}),
+        Option.some_of("--targets", "TARGETS", TARGETS, "TARGET"),
+        Option.some_of("--events", "EVENTS", EVENTS, "EVENT"),
         Option("--repeat", "REPEAT", "rounds of every target and event", {"type": int, "default": 1}),
         Option("--clients", "CLIENTS", "clients at once", {"type": int, "default": 100}),
         Option("--seconds", "SECONDS", "of load per event", {"type": float, "default": 12.0}),
-        Option("--scale", "SCALE", "authors, for bookstore-* targets", {"type": int,
-                                                                         "default": bookstore.DEFAULT_SCALE}),
-        Option("--out", "OUT", "the result set's folder (default results/<time>-incidents)", {"type": Path}),
+        Option("--scale", "SCALE", "authors (bookstore-* targets)", {"type": int, "default": bookstore.DEFAULT_SCALE}),
+        Option.out("-incidents"),
         Option("--delay", None, "seconds each request waits on slow_api", {"type": float, "default": 0.5}),
         Option("--event-at", None, "seconds into the load", {"type": float, "default": 4.0}),
     ),
-)  # fmt: skip
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -447,8 +436,9 @@ def main(argv: list[str] | None = None) -> int:
         groups: dict[str, list[dict[str, Any]]] = {}
         for record in results.written:
             groups.setdefault(f"{record['target']} / {record['event']}", []).append(record)
+        counts = ("sent", "answered", "failed", "recovery_s")
         results.metadata["spread_across_repeats"] = {
-            label: {key: spread(members, key) for key in ("sent", "answered", "failed", "recovery_s")}
+            label: {key: recorded(record.get(key) for record in members) for key in counts}
             for label, members in groups.items()
         }
     failures = [f"{r['target']} / {r['event']}" for r in results.written if not r["ok"]]

@@ -15,7 +15,6 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from bench.containers.compose import RunningScenario
@@ -218,8 +217,8 @@ OPTIONS = Options(
     "labs",
     "python -m bench.modes.labs",
     (
-        Option("--labs", "LABS", None, {"nargs": "*", "default": list(LABS), "choices": LABS, "metavar": "LAB"}),
-        Option("--out", "OUT", "the result set's folder (default results/<time>-labs)", {"type": Path}),
+        Option.some_of("--labs", "LABS", LABS, "LAB"),
+        Option.out("-labs"),
     ),
 )
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import shutil
 import sys
-from pathlib import Path
 from typing import Any
 
 from bench.containers.compose import RunningScenario
@@ -116,17 +115,26 @@ OPTIONS = Options(
     "latency",
     "python -m bench.modes.latency",
     (
-        Option("--scenarios", "SCENARIOS", None, {"nargs": "*", "default": list(SCENARIOS), "choices": SCENARIOS,
-                                                 "metavar": "SCENARIO"}),
-        Option("--out", "OUT", "the result set's folder (default results/<time>-latency)", {"type": Path}),
-        Option("--fractions", "FRACTIONS", "of each target's base rate", {"type": fractions,
-                                                                           "default": list(FRACTIONS)}, "rates"),
-        Option("--rates", "RATES", "requests per second, the same for every target: no base run",
-               {"type": fractions}, "rates"),
+        Option.some_of("--scenarios", "SCENARIOS", SCENARIOS, "SCENARIO"),
+        Option.out("-latency"),
+        Option(
+            "--fractions",
+            "FRACTIONS",
+            "of each target's base rate",
+            {"type": fractions, "default": list(FRACTIONS)},
+            "rates",
+        ),
+        Option(
+            "--rates",
+            "RATES",
+            "requests per second, the same for every target: no base run",
+            {"type": fractions},
+            "rates",
+        ),
         Option("--duration", "DURATION", "seconds of load per rate", {"type": float, "default": 10.0}),
         Option("--delay", "DELAY", "seconds each request waits on slow_api", {"type": float, "default": 1.0}),
     ),
-)  # fmt: skip
+)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from bench.containers.scenarios import ConfiguredTarget, Target
 from bench.loadgen.ceiling import cpu_bound_rps
@@ -62,14 +61,13 @@ OPTIONS = Options(
     "map",
     "python -m bench.modes.map",
     (
-        Option("--targets", "TARGETS", None, {"nargs": "*", "default": list(BY_LABEL), "choices": BY_LABEL,
-                                             "metavar": "TARGET"}),
-        Option("--out", "OUT", "the result set's folder (default results/<time>-map)", {"type": Path}),
+        Option.some_of("--targets", "TARGETS", BY_LABEL, "TARGET"),
+        Option.out("-map"),
         Option("--delays", "DELAYS", "seconds of I/O per request", {"type": numbers(float), "default": list(DELAYS)}),
         Option("--cpus", "CPUS", "CPU units per request", {"type": numbers(int), "default": list(CPUS)}),
         Option("--clients", "CLIENTS", "clients at once", {"type": numbers(int), "default": list(CLIENTS)}),
     ),
-)  # fmt: skip
+)
 
 
 def main(argv: list[str] | None = None) -> int:

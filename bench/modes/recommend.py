@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from bench.containers import roles
 from bench.containers.scenarios import REFERENCE, ConfiguredTarget, load_targets
@@ -188,18 +187,25 @@ OPTIONS = Options(
     "recommend",
     "python -m bench.modes.recommend",
     (
-        Option("--ways", "WAYS", None, {"nargs": "*", "default": list(BY_TARGET), "choices": BY_TARGET,
-                                       "metavar": "TARGET"}),
+        Option.some_of("--ways", "WAYS", BY_TARGET, "TARGET"),
         Option("--repeat", "REPEAT", "rounds of the whole matrix, interleaved", {"type": int, "default": 3}),
         Option("--clients", "CLIENTS", "client counts, no CPU work", {"type": numbers, "default": CLIENTS}),
-        Option("--cpu-clients", "CPU_CLIENTS", f"with {CPU_UNITS} CPU units a request", {"type": numbers,
-                                                                                          "default": CPU_CLIENTS}),
-        Option("--one-core-clients", "ONE_CORE_CLIENTS", "the app on one core", {"type": numbers,
-                                                                                  "default": ONE_CORE_CLIENTS}),
-        Option("--out", "OUT", "the result set's folder (default results/<time>-recommend)", {"type": Path}),
+        Option(
+            "--cpu-clients",
+            "CPU_CLIENTS",
+            f"with {CPU_UNITS} CPU units a request",
+            {"type": numbers, "default": CPU_CLIENTS},
+        ),
+        Option(
+            "--one-core-clients",
+            "ONE_CORE_CLIENTS",
+            "the app on one core",
+            {"type": numbers, "default": ONE_CORE_CLIENTS},
+        ),
+        Option.out("-recommend"),
         Option("--delay", None, "seconds each request waits on slow_api", {"type": float, "default": 1.0}),
     ),
-)  # fmt: skip
+)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,7 +22,6 @@ import contextlib
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from bench.containers.compose import RunningScenario
@@ -254,15 +253,13 @@ OPTIONS = Options(
     "slowclients",
     "python -m bench.modes.slowclients",
     (
-        Option("--scenarios", "SCENARIOS", None, {"nargs": "*", "default": list(SCENARIOS), "choices": SCENARIOS,
-                                                 "metavar": "SCENARIO"}),
-        Option("--out", "OUT", "the result set's folder (default results/<time>-slowclients)", {"type": Path}),
+        Option.some_of("--scenarios", "SCENARIOS", SCENARIOS, "SCENARIO"),
+        Option.out("-slowclients"),
         Option("--levels", "LEVELS", "slow connections per level", {"type": levels, "default": list(LEVELS)}),
         Option("--kinds", None, None, {"nargs": "*", "default": list(KINDS), "choices": KINDS}),
-        Option("--threshold", None, "seconds a normal request may take", {"type": float,
-                                                                           "default": THRESHOLD_SECONDS}),
+        Option("--threshold", None, "seconds a normal request may take", {"type": float, "default": THRESHOLD_SECONDS}),
     ),
-)  # fmt: skip
+)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -176,7 +176,7 @@ OPTIONS = Options(
         Option("--repeat", "REPEAT", "loads of each way at each client count", {"type": int, "default": 1}),
         Option("--seconds", "SECONDS", "each load's length", {"type": float, "default": 10.0}),
         Option("--health", "HEALTH", "the path a way is up on (any answer but a 5xx; default /)"),
-        Option("--out", "OUT", "the result set's folder (default results/<time>-yourapp-<app>)", {"type": Path}),
+        Option.out("-yourapp-<app>"),
         Option("--port", None, "where a way listens on 127.0.0.1", {"type": int, "default": 3000}),
         Option("--nginx-port", None, "where Nginx listens, in front of a way", {"type": int, "default": 8080}),
     ),

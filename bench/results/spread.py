@@ -30,3 +30,9 @@ class Spread:
     def as_record(self) -> dict[str, float]:
         """As a set's JSON holds it (make incidents): its lowest, median and highest."""
         return {"min": self.low, "median": self.median, "max": self.high}
+
+
+def recorded(values: Iterable[float | None]) -> dict[str, float]:
+    """The spread of the values measured (None: not measured), as a set's JSON holds it; {} where none was."""
+    measured = [value for value in values if value is not None]
+    return Spread.of(measured).as_record() if measured else {}
