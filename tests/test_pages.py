@@ -5,6 +5,7 @@ the set the pages cite."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import cache
 
 import pytest
 
@@ -20,9 +21,14 @@ def recommend() -> facts.Facts:
     return facts.Facts.of(RECOMMEND)
 
 
+@cache
+def rendered() -> dict[str, str]:
+    return render()  # every page at once: once for all of this module's tests
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_each_page_is_its_rendering_from_the_committed_sets(page: str) -> None:
-    assert (ROOT / page).read_text() == render()[page], f"{page} differs from pages/{page}.j2: run `make pages`"
+    assert (ROOT / page).read_text() == rendered()[page], f"{page} differs from pages/{page}.j2: run `make pages`"
 
 
 def test_one_gevent_process_per_core_is_ahead_of_the_threads_with_cpu_work(recommend: facts.Facts) -> None:
