@@ -16,8 +16,8 @@ The events (bench/containers/events.py does them), where the server has them:
 - kill-worker: SIGKILL to one worker process (the oldest), as the OOM killer does.
 - kill-worker-respawn: the same on granian started with --respawn-failed-workers (without it, granian stops).
 - kill-container: `docker kill` of the app's container; no restart policy, so it stays down.
-- crash-container: SIGKILL to the container's main process from the host, with `restart: unless-stopped`: the
-  container dies as in a crash, and its restart policy (which `docker kill` does not trigger) brings it back.
+- crash-container: SIGKILL to the container's main process from the host (its server stopped first until its
+  clients read what it had sent), `restart: unless-stopped`: it dies as in a crash; its restart policy brings it back.
 - recreate: the app's container replaced the Compose way (`up -d --force-recreate --no-deps`).
 - deploy: both copies of nginx-deploy.yml replaced one after the other, each once the last is healthy;
   deploy-long, deploy-long-short-grace: the same during requests of LONG_REQUEST s, with the containers' stop grace
