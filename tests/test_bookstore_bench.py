@@ -346,10 +346,13 @@ def test_scripts_from_a_real_capture_replay_against_the_database(small_volume: N
             assert measured["pgbench_transactions"] > 0 and measured["pgbench_failed"] == 0, measured
             assert measured["pgbench_pg_cpu_ms_per_transaction"] > 0, measured
             # Postgres's own count of what pgbench ran, the healthchecks' taken off: a BEGIN and a ROLLBACK or
-            # COMMIT a transaction (sent unnamed, so counted: not when prepared).
+            # COMMIT a transaction (sent unnamed, so counted: not when prepared), and at least a SELECT. The
+            # healthchecks taken off are those of as long idle: under load one or two more or fewer ran (a CI run:
+            # 0.999 SELECTs a transaction of the slow script, which has one), hence the same margin for both.
             statements = measured["pgbench_statements_per_transaction"]
             ends = statements.get("ROLLBACK", 0) + statements.get("COMMIT", 0)
-            assert statements["BEGIN"] == pytest.approx(1, abs=0.05) == ends and statements["SELECT"] >= 1, measured
+            assert statements["BEGIN"] == pytest.approx(1, abs=0.05) == ends, measured
+            assert statements["SELECT"] >= 1 - 0.05, measured
         marked = f"SELECT count(*) FROM authors WHERE name LIKE '{bookstore.MARKER_PREFIX}%'"
         assert int(bookstore.psql(running, marked)) > 0  # the mixed load's writes, and the capture's
         bookstore.remove_writes(running)
