@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -119,3 +121,63 @@ def test_a_premise_not_met_is_tried_again_then_said_as_such(monkeypatch: pytest.
     with pytest.raises(AssertionError, match="a 503 where 200"):
         cpu_share.where_the_cpu_was_there(the_server_s_fault)
     assert len(plain) == 1
+
+
+class OthersAt:
+    """The other parts' CPU time as tests/cpu_share.py reads it (a cgroup's cpuacct.usage, here a file of its own)
+    going up at `cores` until `quiet` is set: the others' load, without a load."""
+
+    def __init__(self, folder: Path, cores: float) -> None:
+        self.usage, self.cores, self.quiet = folder / "cpuacct.usage", cores, threading.Event()
+        self.stopped = threading.Event()
+        self.usage.write_text("0")
+        self.thread = threading.Thread(target=self._count, daemon=True)
+        self.thread.start()
+
+    def _count(self) -> None:
+        nanoseconds, last = 0.0, time.monotonic()
+        while not self.stopped.wait(0.02):
+            now = time.monotonic()
+            nanoseconds += 0 if self.quiet.is_set() else self.cores * (now - last) * 1e9
+            written = self.usage.with_suffix(".new")
+            written.write_text(str(int(nanoseconds)))
+            written.replace(self.usage)  # whole, as the kernel's file reads
+            last = now
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.thread.join()
+
+
+@pytest.mark.parametrize("quiet_after_the_first_try", [False, True])
+def test_a_starved_check_is_deferred_once_the_others_are_never_quiet(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, quiet_after_the_first_try: bool
+) -> None:
+    """A check that failed while the others used nearly every core: tried again once they are quiet, and deferred
+    (said as a premise never met) at once where they are not quiet within MOST_WAIT s, not tried TRIES times."""
+    monkeypatch.setattr(cpu_share, "REMEASURED", tmp_path / "remeasured.jsonl")
+    monkeypatch.setattr(cpu_share, "QUIET_FOR", 0.3)
+    monkeypatch.setattr(cpu_share, "MOST_WAIT", 1.0)
+    monkeypatch.delenv(cpu_share.MINE, raising=False)
+    monkeypatch.setenv(cpu_share.THEIRS, str(tmp_path))
+    others = OthersAt(tmp_path, 0.9 * cpu_share.machine_cores())
+    tries: list[int] = []
+
+    def late_beside_them() -> str:
+        tries.append(1)
+        time.sleep(0.6)  # long enough for the watch to see the others' rate
+        if len(tries) == 1:
+            if quiet_after_the_first_try:
+                others.quiet.set()
+            raise AssertionError("an answer after 4.7 s")
+        return "answered"
+
+    try:
+        if quiet_after_the_first_try:
+            assert cpu_share.where_the_cpu_was_there(late_beside_them) == "answered" and len(tries) == 2
+        else:
+            with pytest.raises(AssertionError, match=f"{PREMISE_NOT_MET} 1 time: .* not quiet for 0.3 s within 1 s"):
+                cpu_share.where_the_cpu_was_there(late_beside_them)
+            assert len(tries) == 1
+    finally:
+        others.stop()
