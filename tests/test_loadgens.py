@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 
 import pytest
 
 from bench.loadgen import h2load, hey, wrk
 from bench.loadgen.closed_loop import LOADGENS
-from bench.loadgen.vegeta import parse_results
+from bench.loadgen.vegeta import attacked_by, parse_results
 
 OUTPUTS = Path(__file__).parent / "loadgen_outputs"
 BODY = "Hi there! slow api response"  # the http.server's; slow_api says "slow api response"
@@ -208,3 +209,9 @@ def test_vegeta_shows_a_server_that_cannot_keep_up() -> None:
 def test_vegeta_body_must_be_the_expected_one() -> None:
     result, _ = vegeta("clean", "another body")
     assert result.failure_kinds == {"body": 40} and result.success_ratio == 0
+
+
+@pytest.mark.skipif(shutil.which("vegeta") is None, reason="vegeta runs in its container here")
+def test_a_vegeta_attack_that_fails_says_why() -> None:
+    with pytest.raises(ValueError, match="vegeta attack failed: .*bad URL: A TARGET"):
+        attacked_by(["vegeta", "attack", "-duration=1s"], "NOT A TARGET\n", 10)

@@ -96,10 +96,16 @@ def attack_inside(
     runs the shell script given last, `feed` sends the targets into the attack. The command, its output (the
     results) and what it printed on stderr."""
     command = [*prefix, f"{feed} {' '.join(attack)} && vegeta encode -to json {RESULTS_INSIDE}"]
+    attacked = attacked_by(command, stdin, timeout)
+    return command, attacked.stdout, attacked.stderr
+
+
+def attacked_by(command: list[str], stdin: str | None, timeout: float) -> subprocess.CompletedProcess[str]:
+    """The attack run; ValueError with the end of what it printed where it failed."""
     attacked = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=timeout)
     if attacked.returncode != 0:
         raise ValueError(f"vegeta attack failed: {attacked.stderr.strip()[-300:]}")
-    return command, attacked.stdout, attacked.stderr
+    return attacked
 
 
 def attack(url: str, rate: int, duration: float, container: list[str] | None = None) -> tuple[list[str], str]:
@@ -116,9 +122,7 @@ def attack(url: str, rate: int, duration: float, container: list[str] | None = N
         output = Path(folder) / "results.bin"
         command = attack_command(rate, duration, output)
         limit = duration + TIMEOUT_SECONDS + 30
-        attacked = subprocess.run(command, input=f"GET {url}\n", capture_output=True, text=True, timeout=limit)
-        if attacked.returncode != 0:
-            raise ValueError(f"vegeta attack failed: {attacked.stderr.strip()[-300:]}")
+        attacked_by(command, f"GET {url}\n", limit)
         encode = ["vegeta", "encode", "-to", "json", str(output)]
         encoded = subprocess.run(encode, capture_output=True, text=True, timeout=60, check=True)
     return command, encoded.stdout
