@@ -81,6 +81,11 @@ def test_the_503s_past_the_pool_and_the_steady_measurements(main: Facts) -> None
     assert bookstore.most_steady(main, NOT_AT_0_9, "slow", 16) == 1
 
 
+def test_ordinals_past_ten() -> None:
+    said = [bookstore.ordinal(place) for place in (2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111)]
+    assert said == ["2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd", "101st", "111th"]
+
+
 def test_ranks_and_the_lowest(main: Facts, cpython: list[str]) -> None:
     assert bookstore.rank(main, GRANIAN, "moderate", "vs_database", cpython) == 1
     assert bookstore.rank(main, SYNC, "moderate", "vs_database", cpython) == 5

@@ -286,10 +286,13 @@ def said_steps(figures: list[float] | None, decimals: int = 1) -> str:
 def ranks_said(found: Facts, chosen: list[str], load: str, field: str, among: list[str]) -> str:
     """Where the chosen targets' medians stand among several targets', highest first: "first and 4th of 6"."""
     places = sorted(rank(found, target, load, field, among) for target in chosen)
-    said = [
-        "first" if place == 1 else f"{place}{'nd' if place == 2 else 'rd' if place == 3 else 'th'}" for place in places
-    ]
-    return " and ".join(said) + f" of {len(among)}"
+    return " and ".join("first" if place == 1 else ordinal(place) for place in places) + f" of {len(among)}"
+
+
+def ordinal(place: int) -> str:
+    """2nd, 3rd, 4th, 11th, 12th, 13th, 21st, 22nd, 101st."""
+    teen = place % 100 in (11, 12, 13)
+    return f"{place}{'th' if teen else {1: 'st', 2: 'nd', 3: 'rd'}.get(place % 10, 'th')}"
 
 
 def cut_share(before: float, after: float) -> float:
