@@ -11,7 +11,7 @@ from typing import Any
 
 import jinja2
 
-from bench.pages import bookstore, events, facts, grid, latency, loadgens, rows
+from bench.pages import asserted, bookstore, events, facts, grid, latency, loadgens, rows
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = (
@@ -31,6 +31,8 @@ PAGES = (
     "docs/benchmark.md",
     "docs/bookstore.md",
     "docs/load-generators.md",
+    "docs/reliability.md",
+    "docs/hosts.md",
 )  # each rendered from pages/<page>.j2
 
 
@@ -68,6 +70,7 @@ def environment(root: Path, finalize: Callable[[Any], Any] | None = None) -> jin
         events=events,
         loadgens=loadgens,
         bookstore=bookstore,
+        asserted=asserted,
     )
     env.filters.update(
         fixed=facts.fixed,
