@@ -9,7 +9,7 @@ import math
 from functools import cache
 from pathlib import Path
 
-from bench.pages.facts import FactError, Facts, spread_of
+from bench.pages.facts import FactError, Facts
 from bench.render import bookstore_charts
 from bench.render.bookstore_rows import Row, number, ordered, summarise
 from bench.render.shared import Steadiness
@@ -77,12 +77,12 @@ def cpu_cell(found: Facts, target: str, load: str, clients: int | None = None) -
 
 def spread(found: Facts, field: str, load: str, chosen: list[str], clients: int | None = None) -> Spread:
     """A figure of several targets' rows at one load, as one spread: their median, lowest, highest."""
-    return spread_of([value(found, target, load, field, clients) for target in chosen])
+    return Spread.of([value(found, target, load, field, clients) for target in chosen])
 
 
 def over_clients(found: Facts, target: str, load: str, field: str = "rps") -> Spread:
     """A figure of one target's rows at every number of clients the set swept the load over."""
-    return spread_of([value(found, target, load, field, clients) for clients in clients_of(found, load)])
+    return Spread.of([value(found, target, load, field, clients) for clients in clients_of(found, load)])
 
 
 def runs(found: Facts, target: str, load: str, field: str = "rps", clients: int | None = None) -> Spread:
@@ -92,12 +92,12 @@ def runs(found: Facts, target: str, load: str, field: str = "rps", clients: int 
         for r in records(found.out)
         if r.target == target and r.load == load and clients in (None, r.clients)
     ]
-    return spread_of([float(v) for v in chosen if isinstance(v, int | float)])
+    return Spread.of([float(v) for v in chosen if isinstance(v, int | float)])
 
 
 def refused(found: Facts, chosen: list[str], load: str, clients: int) -> Spread:
     """The 503s (the pool had no connection in time) each target's repeats answered at a load: lowest to highest."""
-    return spread_of(
+    return Spread.of(
         [
             float(r.status_503 or 0)
             for r in records(found.out)
@@ -184,7 +184,7 @@ def doubles_or(before: float, after: float, verb: str = "doubled") -> str:
 
 def profile_shares(found: Facts, part: str, chosen: list[str], load: str = "author") -> Spread:
     """The share of the samples py-spy found in one part, over several targets' profiles, as one spread."""
-    return spread_of([profile_ms(found, target, part, load) / profile_total(found, target, load) for target in chosen])
+    return Spread.of([profile_ms(found, target, part, load) / profile_total(found, target, load) for target in chosen])
 
 
 def rank(found: Facts, target: str, load: str, field: str, chosen: list[str], clients: int | None = None) -> int:
@@ -331,7 +331,7 @@ def app_share_high(found: Facts, chosen: list[str], load: str, clients: int | No
 
 def spread_over(found: Facts, fields: list[str], load: str, chosen: list[str], clients: int | None = None) -> Spread:
     """Several figures of several targets' rows at one load, as one spread."""
-    return spread_of([value(found, t, load, field, clients) for t in chosen for field in fields])
+    return Spread.of([value(found, t, load, field, clients) for t in chosen for field in fields])
 
 
 def listed(found: Facts, chosen: list[str], load: str, field: str, clients: int | None = None) -> str:

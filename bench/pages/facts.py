@@ -79,10 +79,6 @@ def runs_of(records: list[Record], metric: str, target: str) -> list[float]:
     return numbers
 
 
-def spread_of(values: list[float]) -> Spread:
-    return Spread.of(values)
-
-
 def ratio(first: Spread, second: Spread) -> float:
     """The first's median over the second's."""
     return first.median / second.median
@@ -164,7 +160,7 @@ class Facts:
         return list(dict.fromkeys(name_of(r) for r in self.records))
 
     def spread(self, target: str, metric: str = "vs_reference") -> Spread:
-        return spread_of(runs_of(self.records, metric, target))
+        return Spread.of(runs_of(self.records, metric, target))
 
     def median(self, target: str, metric: str = "vs_reference") -> float:
         return self.spread(target, metric).median
@@ -179,11 +175,11 @@ class Facts:
 
     def medians(self, metric: str = "vs_reference", targets: list[str] | None = None) -> Spread:
         """The targets' medians (every target selected by default) as one spread: their median, lowest, highest."""
-        return spread_of([self.median(target, metric) for target in targets or self.names()])
+        return Spread.of([self.median(target, metric) for target in targets or self.names()])
 
     def ratios(self, pairs: list[tuple[str, str]], metric: str = "rps") -> Spread:
         """The ratios of medians of several pairs as one spread."""
-        return spread_of([self.ratio(first, second, metric) for first, second in pairs])
+        return Spread.of([self.ratio(first, second, metric) for first, second in pairs])
 
     def alone(self, metric: str = "rps") -> list[str]:
         """The targets whose range overlaps no other target's: those this run tells apart from all the rest."""
@@ -211,7 +207,7 @@ class Facts:
 
     def ratios_over(self, loads: list[Facts], first: str, second: str, metric: str = "rps") -> Spread:
         """The ratio of the first target's median over the second's at each of several selections, as one spread."""
-        return spread_of([found.ratio(first, second, metric) for found in loads])
+        return Spread.of([found.ratio(first, second, metric) for found in loads])
 
     def failed_runs(self, target: str) -> str:
         """The target's runs that failed (not `ok`), as a quantified phrase: "every run", "1 of 3 runs"."""
@@ -225,7 +221,7 @@ class Facts:
         return float(sum(r.get(metric) or 0 for r in self.every_record if name_of(r) == target and not r.get("ok")))
 
     def ratio_list(self, pairs: list[tuple[str, str]], metric: str = "rps") -> list[float]:
-        """The ratio of medians of each pair, to gather over several selections (spread_of)."""
+        """The ratio of medians of each pair, to gather over several selections (Spread.of)."""
         return [self.ratio(first, second, metric) for first, second in pairs]
 
     def field(self, metric: str, target: str | None = None) -> Spread:
@@ -235,7 +231,7 @@ class Facts:
         values = [float(r[metric]) for r in runs if isinstance(r.get(metric), int | float)]
         if not values:
             raise FactError(f"no {metric} in {self.selection!r}")
-        return spread_of(values)
+        return Spread.of(values)
 
     def loadgen_ceiling(self) -> float:
         """The load generator's own ceiling at the load selected: the highest `ceiling_rps` its records carry, that
@@ -325,7 +321,7 @@ class Facts:
             for way in self.rows
             if way.load == (clients, cpu_units) and way.placement == placement and served(way) and way.row.ok
         ]
-        return spread_of([ms for ms in spent if ms is not None])
+        return Spread.of([ms for ms in spent if ms is not None])
 
     def share_of_cpu_bound(self, target: str, clients: int, cpu_units: int = 0, placement: str = EVERY_CORE) -> float:
         """The median throughput as a share of what its CPU per request allows one process: 1000 / CPU ms."""

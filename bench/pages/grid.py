@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from bench.pages.facts import FactError, Facts, Spread, spread_of
+from bench.pages.facts import FactError, Facts
 from bench.render.map import TIE, Summary, winners
 from bench.results import store
 from bench.results.bench import BenchResult
+from bench.results.spread import Spread
 
 Cell = tuple[float, int, int]  # I/O delay (s), CPU units, clients
 # Where no target leads by TIE, the cell names its winner unless every target came within this factor of it.
@@ -81,7 +82,7 @@ def ranking(found: Facts, cell: Cell) -> list[tuple[str, float]]:
 def ratio_span(found: Facts, first: str, second: str, cells: list[Cell] | None = None) -> Spread:
     """The first target's requests per second over the second's in each cell named (every cell by default)."""
     chosen = cells or list(summary(found))
-    return spread_of([rps(found, cell, first) / rps(found, cell, second) for cell in chosen])
+    return Spread.of([rps(found, cell, first) / rps(found, cell, second) for cell in chosen])
 
 
 def ratio(found: Facts, first: str, second: str, cell: Cell) -> float:
@@ -99,7 +100,7 @@ def cells_where(found: Facts, cpu: bool | None = None, clients: int | None = Non
 def cpu_span(found: Facts, targets: list[str], cells: list[Cell]) -> Spread:
     """The app's CPU per request of the targets in the cells named, as the set's page prints it (over the requests
     sent, however few)."""
-    return spread_of([
+    return Spread.of([
         1000 * (r.cpu_seconds or 0.0) / r.n for r in records(found.out)
         if (r.delay, r.cpu_units, r.c) in cells and (r.label or r.target) in targets
     ])  # fmt: skip
@@ -109,7 +110,7 @@ def field_span(found: Facts, field: str, cells: list[Cell] | None = None) -> Spr
     """A field of every record in the cells named (every cell by default): cpu_ms_per_unit, efficiency."""
     chosen = cells or list(summary(found))
     values = [getattr(r, field) for r in records(found.out) if (r.delay, r.cpu_units, r.c) in chosen]
-    return spread_of([float(v) for v in values if v is not None])
+    return Spread.of([float(v) for v in values if v is not None])
 
 
 def won_or_tied(found: Facts, target: str, cells: list[Cell]) -> tuple[int, int]:

@@ -3,7 +3,7 @@ cell by cell, in milliseconds with a space between thousands."""
 
 from __future__ import annotations
 
-from bench.pages.facts import FactError, Facts, spread_of
+from bench.pages.facts import FactError, Facts
 from bench.render import shared
 from bench.results import store
 from bench.results.latency import LatencyResult
@@ -55,12 +55,12 @@ def failures(record: LatencyResult) -> str:
 
 def p99_span(found: Facts, targets: list[str], fraction: float) -> Spread:
     """The targets' P99s at `fraction` of their base rates, in ms, as one spread."""
-    return spread_of([step(found, target, fraction).p99_ms or 0.0 for target in targets])
+    return Spread.of([step(found, target, fraction).p99_ms or 0.0 for target in targets])
 
 
 def offered_span(found: Facts, targets: list[str], fraction: float) -> Spread:
     """The rates offered to the targets at `fraction` of their bases, as one spread."""
-    return spread_of([float(step(found, target, fraction).offered_rps or 0) for target in targets])
+    return Spread.of([float(step(found, target, fraction).offered_rps or 0) for target in targets])
 
 
 def kept_up(found: Facts, fraction: float) -> tuple[int, int]:

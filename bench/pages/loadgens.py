@@ -12,7 +12,7 @@ from datetime import datetime
 
 from bench.loadgen import wrk
 from bench.loadgen.closed_loop import LOADGENS
-from bench.pages.facts import FactError, Facts, Record, comparison, fixed, spread_of
+from bench.pages.facts import FactError, Facts, Record, comparison, fixed
 from bench.pages.rows import spread_percent, throughput, way_of
 from bench.render import shared
 from bench.render.bench import per_request_ms
@@ -164,7 +164,7 @@ class Change:
     @property
     def word(self) -> str:
         """hey's run against ab's: "behind" every ab run, "ahead of" every one, else "within the spread of"."""
-        return comparison(spread_of([self.hey]), self.ab)
+        return comparison(Spread.of([self.hey]), self.ab)
 
 
 def changes(ab: Facts, hey: Facts, clients: int) -> list[Change]:
@@ -194,7 +194,7 @@ def fell(found: list[Change]) -> list[Change]:
 
 def points(changed: list[Change]) -> Spread:
     """How far they fell, in points of the reference (hundredths), as one spread."""
-    return spread_of([100 * change.drop for change in changed])
+    return Spread.of([100 * change.drop for change in changed])
 
 
 def below_every_run(changed: list[Change]) -> str:
@@ -256,7 +256,7 @@ def reusing(found: Facts, clients: int) -> list[str]:
 def proxy_span(found: Facts, clients: int, targets: list[str]) -> Spread:
     """docker-proxy's CPU per request for the targets, in ms, as one spread."""
     spent = proxy_ms(found, clients)
-    return spread_of([spent[target] for target in targets])
+    return Spread.of([spent[target] for target in targets])
 
 
 def most(part: int, whole: int) -> str:
@@ -296,12 +296,12 @@ def rates(found: Facts, targets: list[str]) -> str:
 
 def field_span(found: Facts, targets: list[str], name: str) -> Spread:
     """A field of each target's run (failed runs too) as one spread: answers, errors."""
-    return spread_of([float(record_of(found, target).get(name) or 0) for target in targets])
+    return Spread.of([float(record_of(found, target).get(name) or 0) for target in targets])
 
 
 def read_errors(found: Facts, targets: list[str]) -> Spread:
     """The read errors wrk counted in each target's run, as one spread."""
-    return spread_of([float(error_kinds(record_of(found, target).get("problem")).get("read", 0)) for target in targets])
+    return Spread.of([float(error_kinds(record_of(found, target).get("problem")).get("read", 0)) for target in targets])
 
 
 def per_answer(found: Facts, targets: list[str], what: str = "") -> str:

@@ -12,6 +12,7 @@ from typing import Any
 import jinja2
 
 from bench.pages import asserted, bookstore, events, facts, grid, latency, loadgens, rows
+from bench.results.spread import Spread
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = (
@@ -58,7 +59,7 @@ def environment(root: Path, finalize: Callable[[Any], Any] | None = None) -> jin
         comparison=facts.comparison,
         quantifier=facts.quantifier,
         quantified=facts.quantified,
-        spread_of=facts.spread_of,
+        spread_of=Spread.of,
         share_cell=facts.share_cell,
         at_once=facts.at_once,
         standing=facts.standing,

@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-from bench.pages.facts import FactError, Facts, Spread, comparison, fixed, spread_of
+from bench.pages.facts import FactError, Facts, comparison, fixed
 from bench.render import shared
 from bench.render.bench import throughput_cell
 from bench.render.recommend import Way, cpu_ms_of
+from bench.results.spread import Spread
 
 
 def way_of(found: Facts, target: str, clients: int) -> Way:
@@ -98,7 +99,7 @@ def p99_ms(found: Facts, targets: list[str], clients: int) -> list[float]:
 
 def thread_peaks(found: Facts, targets: list[str], clients: int) -> Spread:
     """The targets' OS threads at the peak, of their median runs, as one spread."""
-    return spread_of([float(way_of(found, target, clients).record.threads_peak or 0) for target in targets])
+    return Spread.of([float(way_of(found, target, clients).record.threads_peak or 0) for target in targets])
 
 
 def of_failed_runs(found: Facts, target: str, metric: str) -> list[int]:
@@ -163,7 +164,7 @@ def most_undelaying(found: Facts, target: str, kind: str) -> int:
 
 def slow_worst(found: Facts, targets: list[str], connections: int) -> Spread:
     """The longest wait of a normal request beside `connections` slow ones, over every kind and target named."""
-    return spread_of(
+    return Spread.of(
         [
             float(r["worst_seconds"])
             for target in targets
@@ -265,7 +266,7 @@ def probe_seconds(found: Facts) -> tuple[float, float]:
     ]
     if not times:
         raise FactError(f"{found.set_name} has no CPU probe")
-    spread = spread_of(times)
+    spread = Spread.of(times)
     return spread.low, spread.high
 
 
