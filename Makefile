@@ -1,18 +1,11 @@
 # The front door. `make help` lists what is here.
 S ?= sync-gunicorn
-CLIENT ?= auto
 VENV := .venv
 PYTHON := $(VENV)/bin/python
 VENV_READY := $(VENV)/.requirements-installed
-# N, C and DELAY pass on only when set: unset, each command uses the tutorial's load for each target.
+# make ab's N, C and DELAY pass on only when set: unset, ab gets the tutorial's load for each target. The other
+# modes declare their options (bench/options.py) and read the variables set themselves.
 LOAD = $(if $(N),-n $(N)) $(if $(C),-c $(C)) $(if $(DELAY),--delay $(DELAY))
-BENCH = $(PYTHON) -m bench.modes.bench $(if $(SCENARIOS),--scenarios $(SCENARIOS)) $(if $(OUT),--out $(OUT)) \
-  $(if $(REPEAT),--repeat $(REPEAT)) $(if $(RERUN),--rerun-unsteady $(RERUN)) $(if $(LOADGEN),--loadgen $(LOADGEN)) $(if $(CPU),--cpu $(CPU)) $(ROLES)
-# Each role on a Docker engine of its own, and on cores of its own (docs/several-machines.md); unset: all here.
-ROLES = $(if $(SERVER_HOST),--server-host $(SERVER_HOST)) $(if $(CLIENT_HOST),--client-host $(CLIENT_HOST)) \
-  $(if $(DATABASE_HOST),--database-host $(DATABASE_HOST)) $(if $(BIND),--bind $(BIND)) \
-  $(if $(DATABASE_BIND),--database-bind $(DATABASE_BIND)) $(if $(CPUSET_SERVER),--cpuset-server $(CPUSET_SERVER)) \
-  $(if $(CPUSET_CLIENT),--cpuset-client $(CPUSET_CLIENT)) $(if $(CPUSET_DATABASE),--cpuset-database $(CPUSET_DATABASE))
 
 .PHONY: help doctor venv images up down ab threads bench sweep overload latency map recommend pages slowclients labs bookstore incidents yourapp test test-fast lint format
 
@@ -45,16 +38,15 @@ ab: $(VENV_READY) ## the tutorial's ab command against each port of S (N=2000 C=
 threads: $(VENV_READY) ## OS threads of each server of the running scenario S (the tutorial's `top -H`)
 	$(PYTHON) -m bench threads $(S)
 
-bench: $(VENV_READY) ## app images built cold, every scenario verified and loaded, into results/<time>/ (SCENARIOS= N= C= DELAY= CPU= OUT= CLIENT= LOADGEN=ab|hey|wrk|h2load ALSO="1000" REPEAT=3 RERUN=1 VARIANT="WORKER_CONNECTIONS=1000"; SERVER_HOST= CLIENT_HOST= DATABASE_HOST= BIND= CPUSET_SERVER=...: docs/several-machines.md)
-	$(BENCH) --client $(CLIENT) --cold-build $(LOAD) $(if $(ALSO),--also "$(ALSO)") $(if $(VARIANT),--variant "$(VARIANT)")
+bench: $(VENV_READY) ## app images built cold, every scenario verified and loaded, into results/<time>/; each role on an engine and cores of its own: docs/several-machines.md
+	$(PYTHON) -m bench.modes.bench
 
-sweep: $(VENV_READY) ## the concurrent targets at 10, 50, 200, 500, 1000 clients (CONCURRENCIES="..." DELAY= OUT=)
-	$(BENCH) --client $(CLIENT) --sweep "$(or $(CONCURRENCIES),10 50 200 500 1000)" $(if $(DELAY),--delay $(DELAY))
+# make bench's mode behind two more targets: the word after the module names the target, whose options it takes.
+sweep: $(VENV_READY) ## the concurrent targets at 10, 50, 200, 500, 1000 clients
+	$(PYTHON) -m bench.modes.bench sweep
 
-# ab from a container by default: past a few thousand clients, docker-proxy on the published port gives out first.
-overload: $(VENV_READY) ## more and more clients (one request each) per concurrent target, until a request fails (LEVELS="...")
-	$(BENCH) --client $(if $(filter auto,$(CLIENT)),container,$(CLIENT)) --overload "$(or $(LEVELS),1000 2000 3000 5000 7500 10000 15000)" \
-	  $(if $(DELAY),--delay $(DELAY))
+overload: $(VENV_READY) ## more and more clients (one request each) per concurrent target, until a request fails; ab from a container by default
+	$(PYTHON) -m bench.modes.bench overload
 
 latency: $(VENV_READY) ## open-loop load (vegeta) at fixed rates, 25 % to 150 % of what each concurrent target sustains: latency against load
 	$(PYTHON) -m bench.modes.latency

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import pkgutil
 import re
 import sys
 from collections.abc import Iterator
@@ -17,12 +18,16 @@ TARGET_LINE = re.compile(r"^([a-z-]+):.*## (.*)$")
 
 
 def declared(target: str) -> Options | None:
-    try:
-        mode = importlib.import_module(f"bench.modes.{target}")
-    except ModuleNotFoundError:
-        return None
-    options = getattr(mode, "OPTIONS", None)
-    return options if isinstance(options, Options) else None
+    """The target's declaration: its mode's, or, for a target that runs another's mode (`make sweep`), the one
+    among that mode's others."""
+    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        mode = None if module.name.startswith("_") else importlib.import_module(f"bench.modes.{module.name}")
+        options = getattr(mode, "OPTIONS", None)
+        if isinstance(options, Options):
+            found = {each.target: each for each in (options, *options.others)}.get(target)
+            if found:
+                return found
+    return None
 
 
 def targets(makefiles: list[Path]) -> Iterator[tuple[str, str, Options | None]]:
@@ -48,8 +53,10 @@ def page(makefiles: list[Path]) -> str:
         "Written by `make pages` from each mode's declaration of its options (`OPTIONS` in `bench/modes/<target>.py`),",
         "from which its `--help` and `make help` come too. Set an option with its make variable (`make latency",
         'RATES="50 100"`) or, running the module yourself, with its flag. A variable left empty is an option not',
-        "given: the mode's default. An option without a variable is on the command line only. `make bench`, `sweep`,",
-        "`overload` and `ab` are not declared so yet: their variables are in `make help`.",
+        "given: the mode's default. An option without a variable is on the command line only; one whose default is",
+        "*always* is on its target's command line always. `make bench`, `sweep` and `overload` run one mode",
+        "(`python -m bench.modes.bench`), each target with its own options. `make ab` (the tutorial's ab command,",
+        "`python -m bench ab`) takes `N=`, `C=` and `DELAY=` as its `make help` line says.",
     ]
     for target, said, options in targets(makefiles):
         if options:

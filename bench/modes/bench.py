@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from bench.containers import roles
 from bench.containers.images import cold_build
@@ -25,9 +24,11 @@ from bench.measure.bench_record import BenchRecord, compare_to_reference
 from bench.measure.bench_run import run_scenario
 from bench.measure.client import Client, Load, choose_client
 from bench.measure.resultset import Progress, ResultSet
+from bench.options import Option, Options
 from bench.render import bench as renderer
 
 SWEEP_CONCURRENCIES = (10, 50, 200, 500, 1000)
+OVERLOAD_LEVELS = (1000, 2000, 3000, 5000, 7500, 10000, 15000)
 
 
 def concurrencies(text: str) -> list[int]:
@@ -115,42 +116,100 @@ def rerun_unsteady(
         records += rerun
 
 
-def parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m bench.modes.bench", description=__doc__)
-    parser.add_argument("--scenarios", nargs="*", default=list(SCENARIOS), choices=SCENARIOS, metavar="SCENARIO")
-    parser.add_argument("-n", "--requests", type=int, help="requests per target (default: the tutorial's)")
-    parser.add_argument("-c", "--concurrency", type=int, help="ab's clients (default: the tutorial's)")
-    parser.add_argument("--delay", type=float, default=1.0)
-    parser.add_argument("--cpu", type=int, default=0, help="units of CPU work per request, about 1 ms each")
-    parser.add_argument("--client", choices=("auto", "host", "container"), default="auto")
-    parser.add_argument(
-        "--loadgen", choices=LOADGENS, default="ab", help="ab (the tutorial's), hey, wrk, or h2load (HTTP/2)"
-    )
-    modes = parser.add_mutually_exclusive_group()
-    modes.add_argument("--sweep", type=concurrencies, help="these client counts, 5 x as many requests each")
-    modes.add_argument("--overload", type=concurrencies, help="these client counts, one request each, up to a failure")
-    parser.add_argument(
-        "--also", type=concurrencies, default=[], help="bench: also these client counts for each concurrent target"
-    )
-    parser.add_argument("--repeat", type=int, default=1, help="run the whole matrix this many times, interleaved")
-    parser.add_argument(
-        "--rerun-unsteady", type=int, default=0, metavar="K",
-        help="bench: measure a run again, at most K times, while the CPU probe says the machine's speed moved",
-    )  # fmt: skip
-    parser.add_argument(
-        "--variant", type=settings, metavar="NAME=VALUE ...",
-        help="bench: each scenario also started with these settings (e.g. WORKER_CONNECTIONS=1000), in the same run",
-    )  # fmt: skip
-    parser.add_argument("--no-reference", action="store_true", help="leave out slow_api alone, the same-run reference")
-    parser.add_argument("--cold-build", action="store_true", help="first time a no-cache build of every app image")
-    parser.add_argument("--out", type=Path)
-    roles.add_arguments(parser)
-    return parser
+# Each target's options in the order its recipe wrote them when it had a clause per option: the set records the
+# same command line. What the three share first, then each its own.
+SHARED = (
+    Option.some_of("--scenarios", "SCENARIOS", SCENARIOS, "SCENARIO"),
+    Option.out(""),
+    Option("--repeat", "REPEAT", "run the whole matrix this many times, interleaved", {"type": int, "default": 1}),
+    Option(
+        "--rerun-unsteady", "RERUN",
+        "bench: measure a run again, at most K times, while the CPU probe says the machine's speed moved",
+        {"type": int, "default": 0, "metavar": "K"},
+    ),
+    Option(
+        "--loadgen", "LOADGEN", "ab (the tutorial's), hey, wrk, or h2load (HTTP/2)",
+        {"choices": LOADGENS, "default": "ab"},
+    ),
+    Option("--cpu", "CPU", "units of CPU work per request, about 1 ms each", {"type": int, "default": 0}),
+    # Each role on a Docker engine of its own, and on cores of its own (docs/several-machines.md); unset: all here.
+    *(
+        Option(f"--{role}-host", f"{role.upper()}_HOST", f"the {role}'s Docker engine: ssh://, tcp://, unix:// or a"
+               " context")
+        for role in roles.ROLES
+    ),
+    Option("--bind", "BIND", "an address of the server host to publish its ports on (default 127.0.0.1)"),
+    Option("--database-bind", "DATABASE_BIND", "an address of the database host, where the server reaches it"),
+    *(
+        Option(f"--cpuset-{role}", f"CPUSET_{role.upper()}", f"cores for the {role}'s containers, e.g. 0 or 1-3")
+        for role in roles.ROLES
+    ),
+)  # fmt: skip
+CLIENT = Option(
+    "--client", "CLIENT", "where the load generator runs: this machine where it has it, or a container",
+    {"choices": ("auto", "host", "container"), "default": "auto"},
+).always("auto")  # fmt: skip
+DELAY = Option("--delay", "DELAY", "seconds each request waits on slow_api", {"type": float, "default": 1.0})
+LEVELS = "levels"  # --sweep and --overload exclude each other
+
+OPTIONS = Options(
+    "bench",
+    "python -m bench.modes.bench",
+    (
+        *SHARED,
+        CLIENT,
+        Option("--cold-build", None, "first a no-cache build of every app image", {"action": "store_true"}).always(),
+        Option("-n", "N", "requests per target (default: the tutorial's)", {"type": int}, aliases=("--requests",)),
+        Option("-c", "C", "ab's clients (default: the tutorial's)", {"type": int}, aliases=("--concurrency",)),
+        DELAY,
+        Option(
+            "--also", "ALSO", "bench: also these client counts for each concurrent target",
+            {"type": concurrencies, "default": []},
+        ),
+        Option(
+            "--variant", "VARIANT",
+            "bench: each scenario also started with these settings (e.g. WORKER_CONNECTIONS=1000), in the same run",
+            {"type": settings, "metavar": "NAME=VALUE ..."},
+        ),
+        Option("--no-reference", None, "leave out slow_api alone, the same-run reference", {"action": "store_true"}),
+    ),
+    others=(
+        Options(
+            "sweep",
+            "python -m bench.modes.bench sweep",
+            (
+                *SHARED,
+                CLIENT,
+                Option(
+                    "--sweep", "CONCURRENCIES", "these client counts, 5 x as many requests each",
+                    {"type": concurrencies}, LEVELS,
+                ).always(" ".join(map(str, SWEEP_CONCURRENCIES))),
+                DELAY,
+            ),
+        ),
+        Options(
+            "overload",
+            "python -m bench.modes.bench overload",
+            (
+                *SHARED,
+                # ab from a container by default: past a few thousand clients, docker-proxy on the published port
+                # gives out first.
+                replace(CLIENT, help="auto is a container here: past a few thousand clients, docker-proxy on the"
+                        " published port gives out first", instead={"auto": "container"}),
+                Option(
+                    "--overload", "LEVELS", "these client counts, one request each, up to a failure",
+                    {"type": concurrencies}, LEVELS,
+                ).always(" ".join(map(str, OVERLOAD_LEVELS))),
+                DELAY,
+            ),
+        ),
+    ),
+)  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
-    arguments = sys.argv[1:] if argv is None else argv
-    args = parser().parse_args(arguments)
+    arguments = OPTIONS.arguments(argv)
+    args = OPTIONS.parser(__doc__, argparse.RawDescriptionHelpFormatter).parse_args(arguments)
     mode = "sweep" if args.sweep else "overload" if args.overload else "bench"
     results = ResultSet("python -m bench.modes.bench", mode, arguments, args.out)
     placed = roles.from_arguments(args)
