@@ -253,16 +253,54 @@ def test_hostile_framing_gets_2xx_4xx_or_a_close_never_a_5xx(bookstore: Bookstor
     assert_framing_answered({target.name: url(target, "/") for target in EVERY_TARGET}, BOOKSTORE_APP)
 
 
+def pool_sessions(bookstore: Bookstore, target: Target) -> int:
+    """The target's request pools' sessions in Postgres, its healthcheck's not counted (application_name
+    bookstore-health): one address per container, so every process's pool together."""
+    address = bookstore.address(target.service)
+    return int(
+        bookstore.psql(
+            f"SELECT count(*) FROM pg_stat_activity WHERE application_name = 'bookstore' AND client_addr = '{address}'"
+        )
+    )
+
+
+def fill_pools(bookstore: Bookstore, target: Target, address: str, rounds: int = 8) -> None:
+    """Every connection of the target's pools opened, by rounds of twice as many requests at once as they hold
+    (a two-process target's requests split between its processes as the kernel hands them out, so one round may
+    leave a pool short). A connect among 300 requests at once can pass libpq's 3 s connect timeout on two shared
+    cores (seen with PyPy's cold JIT): a clear 503, but not the pool's limit the test is about; and the abandoned
+    connect's session stays in Postgres until its socket is collected (PyPy's garbage collector is not prompt),
+    one more session than the pool holds."""
+    for _ in range(rounds):
+        concurrently([lambda: get_status(address, timeout=60)] * 2 * target.db_pool, workers=2 * target.db_pool)
+        opened = pool_sessions(bookstore, target)
+        if opened >= target.db_pool:
+            return
+    raise PremiseNotMet(
+        f"{target.name}: {opened} of its pools' {target.db_pool} connections open after {rounds} rounds"
+    )
+
+
+def pool_wait(text: str) -> float:
+    """The seconds a pool's 503 says its request waited for a connection."""
+    found = re.search(POOL_503 + r" ([0-9.]+) s", text)
+    assert found, text
+    return float(found[1])
+
+
+def timed_status(address: str, timeout: float) -> tuple[int, str, float]:
+    started = time.monotonic()
+    status, text = get_status(address, timeout=timeout)
+    return status, text, time.monotonic() - started
+
+
 @pytest.mark.parametrize("target", TARGET_PARAMS)
 @premise_checked
 def test_300_clients_stay_within_the_pools(bookstore: Bookstore, target: Target) -> None:
     sessions = postgres.session_counter(bookstore)
     # The list with the largest offset this data set allows: the slowest statement here, at 300 clients at once.
     address = url(target, f"/author?limit=20&offset={SCALE - 20}")
-    # A pool opens its connections as requests first need them, and a connect among 300 requests at once can pass
-    # libpq's 3 s connect timeout on two shared cores (seen with PyPy's cold JIT): a clear 503, but not the pool's
-    # limit this test is about. So the pools are filled first, by twice as many requests at once as they hold.
-    concurrently([lambda: get_status(address, timeout=60)] * 2 * target.db_pool, workers=2 * target.db_pool)
+    fill_pools(bookstore, target, address)
     peak = 0
     done = threading.Event()
 
@@ -276,24 +314,24 @@ def test_300_clients_stay_within_the_pools(bookstore: Bookstore, target: Target)
     try:
         # 60 s: on two shared cores a single process (PyPy's, its JIT still cold) may need tens of seconds of CPU
         # for 300 requests; a client's timeout here would say nothing about the pool.
-        answers = concurrently([lambda: get_status(address, timeout=60)] * 300, workers=300)
+        answers = concurrently([lambda: timed_status(address, timeout=60)] * 300, workers=300)
     finally:
         done.set()
         sampler.join()
-    statuses = Counter(status for status, _ in answers)
-    unexpected = [(status, text) for status, text in answers if status != 200 and POOL_503 not in text]
+    statuses = Counter(status for status, _, _ in answers)
+    unexpected = [(status, text) for status, text, _ in answers if status != 200 and POOL_503 not in text]
     assert not unexpected, (statuses, unexpected[:3])
-    # A pool that refused every request would pass the line above: most must be served, the pool's 503 is for the
-    # requests that waited past its timeout.
-    assert statuses[200] >= 150, statuses
+    # A pool that refused every request would pass the line above. How many are served before the others' wait
+    # runs out is the CPU's speed (a CI run: 112 of 300 on PyPy's worker alone, 299 on others); what the pool
+    # must do is serve at least as many as it holds, and refuse a request only after it waited the pool's timeout.
+    assert statuses[200] >= target.db_pool, statuses
+    early = [
+        (round(seconds, 2), text) for status, text, seconds in answers if POOL_503 in text and seconds < pool_wait(text)
+    ]
+    assert not early, (statuses, early[:3])
     assert 0 < peak <= TOTAL_POOL + HEALTH_CONNECTIONS + 4, peak
-    # Per container (one address each): pools keep their connections, so what is open now is each one's most.
-    # The healthcheck's own connections (application_name bookstore-health) are not the pool's.
-    per_container = bookstore.psql(
-        "SELECT count(*) FROM pg_stat_activity WHERE client_addr IS NOT NULL AND application_name = 'bookstore'"
-        " GROUP BY client_addr ORDER BY 1 DESC"
-    )
-    assert max(int(count) for count in per_container.split()) <= target.db_pool, per_container
+    # Pools keep their connections, so what is open now is each one's most.
+    assert pool_sessions(bookstore, target) <= target.db_pool
     assert "too many clients" not in bookstore.compose("logs", "postgres").stdout
 
 
