@@ -246,23 +246,34 @@ def whole_answers(raw: bytes, head_only: bool = False) -> int:
 REFUSING_5XX = {501, 505}
 
 
-def problem(case: FramingCase, answer: FramingAnswer) -> str | None:
+@dataclass(frozen=True)
+class Problem:
+    """Why an answer breaks its case's rule, and whether it was only late: nothing wrong came, nor a close, within
+    the timeout (a check of time: beside other busy processes a server may answer later)."""
+
+    reason: str
+    late: bool = False
+
+
+def problem(case: FramingCase, answer: FramingAnswer) -> Problem | None:
     """Why this answer breaks the rule for its case, or None when it is acceptable."""
     if any(marker in answer.raw for marker in CRASH_MARKERS):
-        return "a crash report in the answer"
+        return Problem("a crash report in the answer")
     if case.expect == VALID:
         # A server may close a kept-alive connection after any answer (RFC 9112, 9.3.2: the client sends the rest
         # again), so a pipeline's later requests may go unanswered, but not with the connection left hanging.
         if not answer.statuses or not all(200 <= status < 300 for status in answer.statuses):
-            return f"{case.answers} 2xx answer(s) expected"
+            return Problem(f"{case.answers} 2xx answer(s) expected")
         if len(answer.statuses) < case.answers and answer.timed_out:
-            return f"{len(answer.statuses)} of {case.answers} answers, then no close within the timeout"
+            return Problem(
+                f"{len(answer.statuses)} of {case.answers} answers, then no close within the timeout", late=True
+            )
         return None
     if answer.timed_out and not answer.statuses and case.name not in INCOMPLETE:
-        return f"no answer and no close within {ANSWER_TIMEOUT:g} s"
+        return Problem(f"no answer and no close within {ANSWER_TIMEOUT:g} s", late=True)
     wrong = [status for status in answer.statuses if not (200 <= status < 300 or 400 <= status < 500)]
     wrong = [status for status in wrong if status not in REFUSING_5XX]
-    return f"status {wrong[0]}: a 2xx, a 4xx, a 501, a 505 or a close expected" if wrong else None
+    return Problem(f"status {wrong[0]}: a 2xx, a 4xx, a 501, a 505 or a close expected") if wrong else None
 
 
 def failures(url: str, app: App, cases: tuple[FramingCase, ...] = CASES) -> list[tuple[str, bool]]:
@@ -277,8 +288,7 @@ def failures(url: str, app: App, cases: tuple[FramingCase, ...] = CASES) -> list
         answer = send_raw(host, port, payload(case, app, host, port), timeout, case.answers)
         wrong = problem(case, answer)
         if wrong:
-            late = answer.timed_out and wrong.endswith(("within the timeout", f"within {ANSWER_TIMEOUT:g} s"))
-            found.append((f"{case.name}: {wrong}; {answer.describe()}", late))
+            found.append((f"{case.name}: {wrong.reason}; {answer.describe()}", wrong.late))
     plain = send_raw(host, port, _get(app.path).replace(b"{host}", f"{host}:{port}".encode()))
     if plain.statuses[:1] != (200,):
         found.append((f"a plain request afterwards: {plain.describe()}", plain.timed_out and not plain.statuses))
