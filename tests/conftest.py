@@ -27,6 +27,10 @@ from bench.containers.scenarios import REFERENCE, ROOT, SCENARIOS
 from bench.measure.client import choose_client
 from tests import engines
 
+# `make` as a test runs it: the harness on this test's interpreter (the venv's, as the Makefile's PYTHON); `-o` keeps
+# make from making a venv of its own where pytest runs from another.
+MAKE = ["make", "-s", "-o", ".venv/.requirements-installed", f"PYTHON={sys.executable}"]
+
 
 def free_port() -> int:
     with socket.socket() as probe:

@@ -18,13 +18,9 @@ from bench.containers import doctor
 from bench.containers.compose import RunningScenario, compose_command
 from bench.containers.scenarios import ROOT, Target, load_targets
 from bench.modes.slowclients import KINDS
-from tests.conftest import Answer, fetch
+from tests.conftest import MAKE, Answer, fetch
 
 pytestmark = pytest.mark.docker
-
-# The harness runs on this test's interpreter (the venv's, as the Makefile's PYTHON); `-o` keeps make from making a
-# venv of its own where pytest runs from another.
-MAKE = ["make", "-s", "-o", ".venv/.requirements-installed", f"PYTHON={sys.executable}"]
 
 
 def make(target: str, *variables: str, timeout: float = 300) -> str:

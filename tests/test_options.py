@@ -17,8 +17,8 @@ from bench.modes import bench, bookstore, incidents, labs, latency, map, recomme
 from bench.modes.__main__ import page
 from bench.options import Options
 from bench.pages.render import ROOT
+from tests.conftest import MAKE
 
-MAKE = ["make", "-s", "-o", ".venv/.requirements-installed", f"PYTHON={sys.executable}"]
 DECLARED = {
     options.target: options
     for mode in (bench, latency, map, recommend, slowclients, labs, bookstore, incidents, yourapp)
