@@ -174,16 +174,16 @@ def crash_container(running: RunningScenario, service: str) -> dict[str, Any]:
     machine reads an answer late, and one sent before the crash and read after it is not lost (a CI run counted 3 of
     50 such). So the requests in flight at the SIGKILL are the ones the server held."""
     main, target = running.main_pid(service), container(running, service)
-    inspected = json.loads(running.docker(service, "inspect", "--format", "{{json .NetworkSettings}}", target))
-    ports = {int(b["HostPort"]) for bound in (inspected.get("Ports") or {}).values() for b in bound or []}
-    ips = {network["IPAddress"] for network in (inspected.get("Networks") or {}).values()} - {""}
+    inspected = json.loads(running.docker(service, "inspect", "--format", "{{json .}}", target))
+    network, policy = inspected["NetworkSettings"], inspected["HostConfig"]["RestartPolicy"]["Name"]
+    ports = {int(b["HostPort"]) for bound in (network.get("Ports") or {}).values() for b in bound or []}
+    ips = {each["IPAddress"] for each in (network.get("Networks") or {}).values()} - {""}
     for pid in server_pids(main):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signals.SIGSTOP)
     stopped_for = wait_until_read(ports, ips)
     at = time.monotonic()
     os.kill(main, signals.SIGKILL)
-    policy = running.docker(service, "inspect", "--format", "{{.HostConfig.RestartPolicy.Name}}", target).strip()
     did = f"SIGKILL to {service}'s main process from the host (restart policy: {policy or 'no'})"
     return {"did": did, "at": at, "stopped_for_s": stopped_for}
 
