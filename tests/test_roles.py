@@ -3,7 +3,6 @@ Docker engines on this machine (tests/engines.py)."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -19,6 +18,7 @@ from bench.containers.sampler import SAMPLER_IMAGE, EngineSampler, Sampler
 from bench.containers.scenarios import REGISTRY, ROOT, load_targets
 from bench.measure.client import verify
 from bench.modes import bench as bench_mode
+from bench.options import Options
 from tests import engines
 
 # Addresses from the documentation ranges: nothing is started, Compose only resolves the files.
@@ -42,8 +42,8 @@ def resolved(scenario: str, placed: Roles) -> tuple[dict, dict[str, list[str]]]:
 
 
 def parse(*arguments: str) -> Roles:
-    parser = argparse.ArgumentParser()
-    roles.add_arguments(parser)
+    """The roles of `make bench`'s command line: its declared role options (bench/modes/bench.py)."""
+    parser = Options("roles", "python -m bench.modes.bench", bench_mode.ROLE_OPTIONS).parser(None)
     return roles.from_arguments(parser.parse_args(list(arguments)))
 
 

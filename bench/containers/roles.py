@@ -169,14 +169,6 @@ class ServedTarget(Target):
         return self.inside or super().url_inside
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    for role in ROLES:
-        parser.add_argument(f"--{role}-host", help=f"the {role}'s Docker engine: ssh://, tcp://, unix:// or a context")
-        parser.add_argument(f"--cpuset-{role}", help=f"cores for the {role}'s containers, e.g. 0 or 1-3")
-    parser.add_argument("--bind", help="an address of the server host to publish its ports on (default 127.0.0.1)")
-    parser.add_argument("--database-bind", help="an address of the database host, where the server reaches it")
-
-
 def from_arguments(args: argparse.Namespace) -> Roles:
     roles = Roles(
         server=Engine(args.server_host or None),

@@ -116,6 +116,20 @@ def rerun_unsteady(
         records += rerun
 
 
+# Each role on a Docker engine of its own, and on cores of its own (docs/several-machines.md); unset: all here.
+ROLE_OPTIONS = (
+    *(
+        Option(f"--{role}-host", f"{role.upper()}_HOST", f"the {role}'s Docker engine: ssh://, tcp://, unix:// or a"
+               " context")
+        for role in roles.ROLES
+    ),
+    Option("--bind", "BIND", "an address of the server host to publish its ports on (default 127.0.0.1)"),
+    Option("--database-bind", "DATABASE_BIND", "an address of the database host, where the server reaches it"),
+    *(
+        Option(f"--cpuset-{role}", f"CPUSET_{role.upper()}", f"cores for the {role}'s containers, e.g. 0 or 1-3")
+        for role in roles.ROLES
+    ),
+)  # fmt: skip
 # Each target's options in the order its recipe wrote them when it had a clause per option: the set records the
 # same command line. What the three share first, then each its own.
 SHARED = (
@@ -132,18 +146,7 @@ SHARED = (
         {"choices": LOADGENS, "default": "ab"},
     ),
     Option("--cpu", "CPU", "units of CPU work per request, about 1 ms each", {"type": int, "default": 0}),
-    # Each role on a Docker engine of its own, and on cores of its own (docs/several-machines.md); unset: all here.
-    *(
-        Option(f"--{role}-host", f"{role.upper()}_HOST", f"the {role}'s Docker engine: ssh://, tcp://, unix:// or a"
-               " context")
-        for role in roles.ROLES
-    ),
-    Option("--bind", "BIND", "an address of the server host to publish its ports on (default 127.0.0.1)"),
-    Option("--database-bind", "DATABASE_BIND", "an address of the database host, where the server reaches it"),
-    *(
-        Option(f"--cpuset-{role}", f"CPUSET_{role.upper()}", f"cores for the {role}'s containers, e.g. 0 or 1-3")
-        for role in roles.ROLES
-    ),
+    *ROLE_OPTIONS,
 )  # fmt: skip
 CLIENT = Option(
     "--client", "CLIENT", "where the load generator runs: this machine where it has it, or a container",
