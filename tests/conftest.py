@@ -28,8 +28,9 @@ from bench.measure.client import choose_client
 from tests import engines
 
 # `make` as a test runs it: the harness on this test's interpreter (the venv's, as the Makefile's PYTHON); `-o` keeps
-# make from making a venv of its own where pytest runs from another.
-MAKE = ["make", "-s", "-o", ".venv/.requirements-installed", f"PYTHON={sys.executable}"]
+# make from making a venv of its own where pytest runs from another. Under `make test` it is a make within make, which
+# says which directory it enters and leaves unless told not to (GNU make 4.3's -s does not).
+MAKE = ["make", "-s", "--no-print-directory", "-o", ".venv/.requirements-installed", f"PYTHON={sys.executable}"]
 
 
 def free_port() -> int:
