@@ -253,27 +253,28 @@ def test_hostile_framing_gets_2xx_4xx_or_a_close_never_a_5xx(bookstore: Bookstor
     assert_framing_answered({target.name: url(target, "/") for target in EVERY_TARGET}, BOOKSTORE_APP)
 
 
-def pool_sessions(bookstore: Bookstore, target: Target) -> int:
-    """The target's request pools' sessions in Postgres, its healthcheck's not counted (application_name
-    bookstore-health): one address per container, so every process's pool together."""
-    address = bookstore.address(target.service)
+def pool_sessions(bookstore: Bookstore, container_address: str) -> int:
+    """The request pools' sessions in Postgres from the container at that address, its healthcheck's not counted
+    (application_name bookstore-health): one address per container, so every process's pool together."""
     return int(
         bookstore.psql(
-            f"SELECT count(*) FROM pg_stat_activity WHERE application_name = 'bookstore' AND client_addr = '{address}'"
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'bookstore'"
+            f" AND client_addr = '{container_address}'"
         )
     )
 
 
-def fill_pools(bookstore: Bookstore, target: Target, address: str, rounds: int = 8) -> None:
+def fill_pools(bookstore: Bookstore, target: Target, page: str, rounds: int = 8) -> None:
     """Every connection of the target's pools opened, by rounds of twice as many requests at once as they hold
     (a two-process target's requests split between its processes as the kernel hands them out, so one round may
     leave a pool short). A connect among 300 requests at once can pass libpq's 3 s connect timeout on two shared
     cores (seen with PyPy's cold JIT): a clear 503, but not the pool's limit the test is about; and the abandoned
     connect's session stays in Postgres until its socket is collected (PyPy's garbage collector is not prompt),
     one more session than the pool holds."""
+    container_address = bookstore.address(target.service)
     for _ in range(rounds):
-        concurrently([lambda: get_status(address, timeout=60)] * 2 * target.db_pool, workers=2 * target.db_pool)
-        opened = pool_sessions(bookstore, target)
+        concurrently([lambda: get_status(page, timeout=60)] * 2 * target.db_pool, workers=2 * target.db_pool)
+        opened = pool_sessions(bookstore, container_address)
         if opened >= target.db_pool:
             return
     raise PremiseNotMet(
@@ -331,7 +332,7 @@ def test_300_clients_stay_within_the_pools(bookstore: Bookstore, target: Target)
     assert not early, (statuses, early[:3])
     assert 0 < peak <= TOTAL_POOL + HEALTH_CONNECTIONS + 4, peak
     # Pools keep their connections, so what is open now is each one's most.
-    assert pool_sessions(bookstore, target) <= target.db_pool
+    assert pool_sessions(bookstore, bookstore.address(target.service)) <= target.db_pool
     assert "too many clients" not in bookstore.compose("logs", "postgres").stdout
 
 

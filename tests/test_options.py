@@ -180,8 +180,8 @@ def test_bench_sweep_and_overload_record_the_command_line_their_recipes_wrote(
 
 def test_make_ab_still_prints_the_tutorial_s_flags() -> None:
     printed = subprocess.run(
-        ["make", "-n", "--no-print-directory", "-o", ".venv/.requirements-installed", "PYTHON=python", "ab",
-         "S=nginx-uwsgi", "N=20", "C=5", "DELAY=0.1"], cwd=ROOT, capture_output=True, text=True, timeout=60,
+        [*MAKE, "-n", "PYTHON=python", "ab", "S=nginx-uwsgi", "N=20", "C=5", "DELAY=0.1"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert printed.stdout == "python -m bench ab nginx-uwsgi -n 20 -c 5 --delay 0.1\n", printed.stdout
 
