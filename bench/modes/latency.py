@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import shutil
 import sys
-from typing import Any
+from dataclasses import replace
 
 from bench.containers.compose import RunningScenario
 from bench.containers.scenarios import SCENARIOS, Target, load_targets
@@ -37,6 +37,7 @@ from bench.measure.resultset import ResultSet
 from bench.measure.scenario_start import ScenarioStart
 from bench.options import Option, Options
 from bench.render import latency as renderer
+from bench.results.latency import LatencyResult
 
 FRACTIONS = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5)
 BASE_ROUNDS = 3
@@ -45,66 +46,76 @@ BASE_CLIENTS_MAX = 1000
 VEGETA_IMAGE = "flask-playground/vegeta"  # bench/loadgen/Dockerfile-vegeta: for hosts without vegeta
 
 
-def latency_fields(target: Target, delay: float, place: str) -> dict[str, Any]:
-    """The fields of a latency record known before its load: the target, the delay, and where vegeta runs."""
-    return {
+def latency_record(target: Target, delay: float, place: str, problem: str | None) -> LatencyResult:
+    """The record before its load: the target, the delay, where vegeta runs, and why the target cannot be trusted
+    (None: it answered right)."""
+    return LatencyResult(
         **target.record_fields(),
-        "delay": delay,
-        "loadgen": "vegeta",
-        "keepalive": True,
-        "client": place,
-    }
+        delay=delay,
+        loadgen="vegeta",
+        keepalive=True,
+        client=place,
+        verified=problem is None,
+        problem=problem,
+        ok=False,  # judged as it is kept, once its problem is final
+    )
 
 
-def measure_base(target: Target, running: RunningScenario, client: Client, delay: float) -> dict[str, Any]:
+def measure_base(record: LatencyResult, target: Target, running: RunningScenario, client: Client) -> LatencyResult:
     """What the target sustains in a closed loop with as many clients as it holds: answers per second."""
     clients = min(target.concurrency or BASE_CLIENTS_MAX, BASE_CLIENTS_MAX)
     warm_up(target, running, client, clients)
-    command, output = run_loadgen(target, running, client, clients * BASE_ROUNDS, clients, delay)
+    command, output = run_loadgen(target, running, client, clients * BASE_ROUNDS, clients, record.delay)
     try:
         result = client.loadgen.parse(output)
     except ValueError as error:
-        return {"base_command": " ".join(command), "problem": f"base rate: {client.loadgen.name}: {error}"}
+        return replace(record, base_command=" ".join(command), problem=f"base rate: {client.loadgen.name}: {error}")
     answered = result.complete - result.failed - result.non2xx
-    return {
-        "base_command": " ".join(command),
-        "base_rps": round(answered / result.seconds, 1),
-        "base_failed": result.failed + result.non2xx,
-        "problem": None,
-    }
+    return replace(
+        record,
+        base_command=" ".join(command),
+        base_rps=round(answered / result.seconds, 1),
+        base_failed=result.failed + result.non2xx,
+        problem=None,
+    )
 
 
 def load_at(
-    target: Target, running: RunningScenario, place: str, rate: int, duration: float, delay: float
-) -> dict[str, Any]:
+    record: LatencyResult, target: Target, running: RunningScenario, rate: int, duration: float
+) -> LatencyResult:
     """vegeta from the host against the published port, or from its container on the scenario's network."""
-    container = running.loadgen_run(VEGETA_IMAGE) if place == "container" else None
-    url = f"{target.url_inside if container else target.url}?delay={delay:g}"
+    container = running.loadgen_run(VEGETA_IMAGE) if record.client == "container" else None
+    url = f"{target.url_inside if container else target.url}?delay={record.delay:g}"
     try:
         command, output = vegeta.attack(url, rate, duration, container)
-        result = vegeta.parse_results(output, rate, target.expected_body(delay))
+        result = vegeta.parse_results(output, rate, target.expected_body(record.delay))
     except ValueError as error:
-        return {"offered_rps": rate, "problem": str(error)}
+        return replace(record, offered_rps=rate, problem=str(error))
     problem = None
     if result.sent_rps < 0.95 * rate:
         # Then the machine, not the server, set the pace: the figures answer another question.
         problem = f"vegeta sent {result.sent_rps} requests/s of the {rate} offered"
-    return {
-        "command": " ".join(command),
-        "offered_rps": rate,
-        "duration_s": duration,
-        "requests": result.requests,
-        "sent_rps": result.sent_rps,
-        "achieved_rps": result.achieved_rps,
-        "success_ratio": result.success_ratio,
-        "keeps_up": result.keeps_up,
-        "status_codes": result.status_codes,
-        "failure_kinds": result.failure_kinds,
-        **result.percentiles_ms,
-        "max_ms": result.max_ms,
-        "send_lag_ms_max": result.send_lag_ms_max,
-        "problem": problem,
-    }
+    percentiles = result.percentiles_ms
+    return replace(
+        record,
+        command=" ".join(command),
+        offered_rps=rate,
+        duration_s=duration,
+        requests=result.requests,
+        sent_rps=result.sent_rps,
+        achieved_rps=result.achieved_rps,
+        success_ratio=result.success_ratio,
+        keeps_up=result.keeps_up,
+        status_codes=result.status_codes,
+        failure_kinds=result.failure_kinds,
+        p50_ms=percentiles["p50_ms"],
+        p90_ms=percentiles["p90_ms"],
+        p99_ms=percentiles["p99_ms"],
+        p999_ms=percentiles["p999_ms"],
+        max_ms=result.max_ms,
+        send_lag_ms_max=result.send_lag_ms_max,
+        problem=problem,
+    )
 
 
 def fractions(text: str) -> list[float]:
@@ -149,14 +160,18 @@ def main(argv: list[str] | None = None) -> int:
     client = None if args.rates else choose_client("auto", "hey")
     targets = [target for scenario in args.scenarios for target in load_targets(scenario) if target.load == "full"]
 
-    def keep(record: dict[str, Any]) -> None:
-        record["ok"] = record["verified"] and not record["problem"]
+    kept: list[LatencyResult] = []
+
+    def keep(record: LatencyResult) -> None:
+        record = replace(record, ok=record.verified and not record.problem)
+        kept.append(record)
         results.add(record)
-        if record["ok"]:
-            percentiles = ", ".join(f"P{share * 100:g} {record[key]} ms" for key, share in vegeta.PERCENTILES.items())
-            print(f"    {record['achieved_rps']} of {record['offered_rps']} requests/s; {percentiles}", flush=True)
+        if record.ok:
+            shown = {"P50": record.p50_ms, "P90": record.p90_ms, "P99": record.p99_ms, "P99.9": record.p999_ms}
+            percentiles = ", ".join(f"{name} {value} ms" for name, value in shown.items())
+            print(f"    {record.achieved_rps} of {record.offered_rps} requests/s; {percentiles}", flush=True)
         else:
-            print(f"    NOT OK: {record['problem']}", flush=True)
+            print(f"    NOT OK: {record.problem}", flush=True)
 
     for scenario in dict.fromkeys(target.scenario for target in targets):
         print(f"{scenario}: building and starting", flush=True)
@@ -164,29 +179,24 @@ def main(argv: list[str] | None = None) -> int:
         with ScenarioStart(results.metadata["packages"]) as start:
             running = start.up(RunningScenario(scenario))
             for target in ours:
-                record = latency_fields(target, args.delay, place)
-                problem = verify(target, args.delay)
-                record |= {"verified": problem is None, "problem": problem}
-                if problem is None and client is not None:
+                record = latency_record(target, args.delay, place, verify(target, args.delay))
+                if record.verified and client is not None:
                     print(f"{scenario} / {target.name}: base rate, {client.loadgen.name} closed loop", flush=True)
-                    record |= measure_base(target, running, client, args.delay)
-                if record["problem"]:
+                    record = measure_base(record, target, running, client)
+                if record.problem:
                     keep(record)
                     continue
-                plan = args.rates or [fraction * record["base_rps"] for fraction in args.fractions]
+                base = record.base_rps or 0.0  # measured, unless --rates set the rates
+                plan = args.rates or [fraction * base for fraction in args.fractions]
                 for index, rate in enumerate(plan):
                     offered = max(1, round(rate))
                     fraction = None if args.rates else args.fractions[index]
                     print(f"{scenario} / {target.name}: {offered} requests/s for {args.duration:g} s", flush=True)
-                    keep(
-                        record
-                        | {"fraction": fraction}
-                        | load_at(target, running, place, offered, args.duration, args.delay)
-                    )
+                    keep(load_at(replace(record, fraction=fraction), target, running, offered, args.duration))
         if start.problem:
             for target in ours:
-                keep(latency_fields(target, args.delay, place) | {"verified": False, "problem": start.problem})
-    failures = sorted({record["target"] for record in results.written if not record["ok"]})
+                keep(latency_record(target, args.delay, place, start.problem))
+    failures = sorted({record.target for record in kept if not record.ok})
     renderer.render(results.out, results.finish())
     return results.say(failures, "results.json, results.md, latency.png")
 

@@ -21,8 +21,7 @@ import asyncio
 import contextlib
 import sys
 import time
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
 
 from bench.containers.compose import RunningScenario
 from bench.containers.scenarios import SCENARIOS, Target, load_targets
@@ -31,6 +30,7 @@ from bench.measure.resultset import Progress, ResultSet
 from bench.measure.scenario_start import ScenarioStart
 from bench.options import Option, Options
 from bench.render import slowclients as renderer
+from bench.results.slowclients import NormalRequest, SlowClientResult
 
 KINDS = ("head", "body", "idle")
 LEVELS = (10, 25, 50, 100, 200, 400, 800, 1600)
@@ -222,27 +222,41 @@ async def recover(target: Target, within: float = RECOVERY_SECONDS) -> float | N
     return None
 
 
-def slowclient_fields(target: Target) -> dict[str, Any]:
-    """The fields of a slow-clients record that say what it loaded: the target, and the proxy in front of it."""
-    return {
+def slowclient_record(target: Target, problem: str | None) -> SlowClientResult:
+    """The record before its level: the target, the proxy in front of it, and why it cannot be trusted (None: it
+    answered right)."""
+    return SlowClientResult(
         **target.record_fields(),
-        "via": target.via,
-    }
+        via=target.via,
+        verified=problem is None,
+        problem=problem,
+        ok=False,  # judged as it is kept, once its problem is final
+    )
 
 
-def measure_level(target: Target, kind: str, connections: int, threshold: float) -> dict[str, Any]:
+def measure_level(
+    record: SlowClientResult, target: Target, kind: str, connections: int, threshold: float
+) -> SlowClientResult:
     """One level as a record: the hold, then whether the target answers normally once the clients left."""
     measured = asyncio.run(hold(target, kind, connections))
     recovered_after = asyncio.run(recover(target))
-    record = asdict(measured) | {
-        "worst_seconds": round(measured.worst_seconds, 2),
-        "delayed": measured.delayed(threshold),
-        "recovered": recovered_after is not None,
-        "recovery_seconds": recovered_after,
-    }
-    for entry in record["probes"]:
-        entry["seconds"] = round(entry["seconds"], 3)
-    return record
+    probes = [NormalRequest(p.sent_after, round(p.seconds, 3), p.status, p.problem) for p in measured.probes]
+    return replace(
+        record,
+        kind=measured.kind,
+        connections=measured.connections,
+        opened=measured.opened,
+        answered=measured.answered,
+        setup_seconds=measured.setup_seconds,
+        probes=probes,
+        closed_by_server=measured.closed_by_server,
+        first_closed_after=measured.first_closed_after,
+        closed_with=measured.closed_with,
+        worst_seconds=round(measured.worst_seconds, 2),
+        delayed=measured.delayed(threshold),
+        recovered=recovered_after is not None,
+        recovery_seconds=recovered_after,
+    )
 
 
 def levels(text: str) -> list[int]:
@@ -282,8 +296,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     progress = Progress(len(targets) * len(args.kinds) * len(args.levels))
 
-    def keep(record: dict[str, Any], skipped: int = 0) -> None:
-        record["ok"] = record["verified"] and record.get("recovered", True) is not False
+    kept: list[SlowClientResult] = []
+
+    def keep(record: SlowClientResult, skipped: int = 0) -> None:
+        record = replace(record, ok=record.verified and record.recovered is not False)
+        kept.append(record)
         results.add(record)
         progress.done += 1 + skipped
 
@@ -296,40 +313,35 @@ def main(argv: list[str] | None = None) -> int:
                 target = pending.pop(0)
                 progress.show(target.name, "verifying")
                 if problem := verify(target, 1.0):
-                    keep(
-                        slowclient_fields(target) | {"verified": False, "problem": problem},
-                        len(args.kinds) * len(args.levels) - 1,
-                    )
+                    keep(slowclient_record(target, problem), len(args.kinds) * len(args.levels) - 1)
                     continue
                 kinds = list(args.kinds)
                 while kinds:
                     kind = kinds.pop(0)
                     for index, level in enumerate(args.levels):
                         progress.show(target.name, f"{level} slow connections ({kind})")
-                        record = slowclient_fields(target) | {"verified": True, "problem": None}
-                        record |= measure_level(target, kind, level, args.threshold)
-                        verdict = "DELAYED" if record["delayed"] else "answered"
+                        record = measure_level(slowclient_record(target, None), target, kind, level, args.threshold)
+                        verdict = "DELAYED" if record.delayed else "answered"
                         print(
-                            f"    normal requests: {verdict}, worst {record['worst_seconds']} s;"
-                            f" {record['closed_by_server']} of {record['opened']} closed by the server",
+                            f"    normal requests: {verdict}, worst {record.worst_seconds} s;"
+                            f" {record.closed_by_server} of {record.opened} closed by the server",
                             flush=True,
                         )
                         left = len(args.levels) - 1 - index
-                        if not record["recovered"]:
+                        if not record.recovered:
                             # Nothing after this would measure the slow clients, only the wedge.
-                            record["problem"] = f"no normal answer within {RECOVERY_SECONDS:g} s after they closed"
-                            keep(record, left + len(kinds) * len(args.levels))
+                            wedged = f"no normal answer within {RECOVERY_SECONDS:g} s after they closed"
+                            keep(replace(record, problem=wedged), left + len(kinds) * len(args.levels))
                             kinds = []
                             break
-                        if record["delayed"]:
+                        if record.delayed:
                             keep(record, left)
                             break
                         keep(record)
         if start.problem:
             for target in pending:
-                failed = {"verified": False, "problem": start.problem}
-                keep(slowclient_fields(target) | failed, len(args.kinds) * len(args.levels) - 1)
-    failures = sorted({r["target"] for r in results.written if not r["ok"]})
+                keep(slowclient_record(target, start.problem), len(args.kinds) * len(args.levels) - 1)
+    failures = sorted({record.target for record in kept if not record.ok})
     renderer.render(results.out, results.finish())
     return results.say(failures, "results.json, results.md")
 

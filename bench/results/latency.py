@@ -1,8 +1,10 @@
-"""A record of make latency: one target at one offered rate, open loop (bench/modes/latency.py writes it)."""
+"""A record of make latency: one target at one offered rate, open loop. bench/modes/latency.py builds it as it
+measures, the result store writes it (to_json) and reads it back (from_json) as this same class."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from bench.results.records import Checked
 
@@ -40,3 +42,45 @@ class LatencyResult(Checked):
     @property
     def loaded(self) -> bool:
         return self.requests is not None
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as results.json keeps it, key for key as the mode wrote it before it was typed. A key is absent
+        where the step that writes it did not run (the base rate; a rate, or its load, not parsed), and null where
+        the step ran without a figure (a percentile on a failure, a rate given as such): readers tell the two apart
+        (`loaded`, a rate's row in the table)."""
+        record = self.target_json() | {
+            "delay": self.delay,
+            "loadgen": self.loadgen,
+            "keepalive": self.keepalive,
+            "client": self.client,
+            "verified": self.verified,
+            "problem": self.problem,
+        }
+        if self.base_command is not None:
+            record["base_command"] = self.base_command
+        if self.base_rps is not None:  # hey's output parsed
+            record |= {"base_rps": self.base_rps, "base_failed": self.base_failed}
+        if self.offered_rps is not None:
+            record["fraction"] = self.fraction
+            record |= self.load_json() if self.loaded else {"offered_rps": self.offered_rps}
+        return record | {"ok": self.ok} | self.extra
+
+    def load_json(self) -> dict[str, Any]:
+        return {
+            "command": self.command,
+            "offered_rps": self.offered_rps,
+            "duration_s": self.duration_s,
+            "requests": self.requests,
+            "sent_rps": self.sent_rps,
+            "achieved_rps": self.achieved_rps,
+            "success_ratio": self.success_ratio,
+            "keeps_up": self.keeps_up,
+            "status_codes": self.status_codes,
+            "failure_kinds": self.failure_kinds,
+            "p50_ms": self.p50_ms,
+            "p90_ms": self.p90_ms,
+            "p99_ms": self.p99_ms,
+            "p999_ms": self.p999_ms,
+            "max_ms": self.max_ms,
+            "send_lag_ms_max": self.send_lag_ms_max,
+        }

@@ -40,6 +40,19 @@ class Record:
         """The values of the keys that hold an object of their own, typed; a class with such keys says which."""
         return known
 
+    def target_json(self) -> dict[str, Any]:
+        """The keys every record opens with, in Target.record_fields' order: a mode's to_json starts from them."""
+        return {
+            "scenario": self.scenario,
+            "target": self.target,
+            "server": self.server,
+            "mode": self.mode,
+            "workers": self.workers,
+            "threads_per_worker": self.threads_per_worker,
+            "gevent_cores": self.gevent_cores,
+            "concurrency": self.concurrency,
+        }
+
     def per_worker(self) -> int | None:
         """Requests one worker holds at once: its threads, or its greenlets; None for unbounded (asyncio, a thread
         per request)."""

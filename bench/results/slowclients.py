@@ -1,9 +1,10 @@
-"""A record of make slowclients: one target, one kind of slow client, one number of them held open at once
-(bench/modes/slowclients.py writes it)."""
+"""A record of make slowclients: one target, one kind of slow client, one number of them held open at once.
+bench/modes/slowclients.py builds it as it measures, the result store writes it (to_json) and reads it back
+(from_json) as this same class."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from bench.results.records import Checked
@@ -40,3 +41,25 @@ class SlowClientResult(Checked):
     @classmethod
     def typed(cls, known: dict[str, Any]) -> dict[str, Any]:
         return known | {"probes": [NormalRequest(**probe) for probe in known.get("probes", [])]}
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as results.json keeps it, key for key as the mode wrote it before it was typed: a target that
+        was not verified or did not start has no level's keys at all."""
+        record = self.target_json() | {"via": self.via, "verified": self.verified, "problem": self.problem}
+        if self.kind is not None:
+            record |= {
+                "kind": self.kind,
+                "connections": self.connections,
+                "opened": self.opened,
+                "answered": self.answered,
+                "setup_seconds": self.setup_seconds,
+                "probes": [asdict(probe) for probe in self.probes],
+                "closed_by_server": self.closed_by_server,
+                "first_closed_after": self.first_closed_after,
+                "closed_with": self.closed_with,
+                "worst_seconds": self.worst_seconds,
+                "delayed": self.delayed,
+                "recovered": self.recovered,
+                "recovery_seconds": self.recovery_seconds,
+            }
+        return record | {"ok": self.ok} | self.extra
