@@ -34,6 +34,7 @@ PAGES = (
     "docs/load-generators.md",
     "docs/reliability.md",
     "docs/hosts.md",
+    "docs/alternatives.md",
 )  # each rendered from pages/<page>.j2
 
 

@@ -42,6 +42,13 @@ def efficiency_percent(way: Way) -> str:
     return f"{100 * way.row.efficiency:.0f}"
 
 
+def share_percent(way: Way) -> str:
+    """The median throughput's share of slow_api alone, in % without the sign: "93"."""
+    if way.row.vs_reference is None:
+        raise FactError(f"{way.label} failed at {way.load[0]} clients")
+    return f"{100 * way.row.vs_reference:.0f}"
+
+
 def highest(found: Facts, targets: list[str], metric: str = "rps") -> str:
     """The target of the highest median among `targets`."""
     return max(targets, key=lambda target: found.median(target, metric))
@@ -100,6 +107,14 @@ def p99_ms(found: Facts, targets: list[str], clients: int) -> list[float]:
 def thread_peaks(found: Facts, targets: list[str], clients: int) -> Spread:
     """The targets' OS threads at the peak, of their median runs, as one spread."""
     return Spread.of([float(way_of(found, target, clients).record.threads_peak or 0) for target in targets])
+
+
+def counted_runs(found: Facts, target: str) -> list[dict[str, Any]]:
+    """The target's runs that count (facts.counted), in the order the set measured them: to state each run."""
+    runs = [r for r in found.records if r.get("target") == target]
+    if not runs:
+        raise FactError(f"no counted run of {target} in {found.set_name}")
+    return runs
 
 
 def of_failed_runs(found: Facts, target: str, metric: str) -> list[int]:
