@@ -13,7 +13,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from bench.containers.scenarios import ROOT
 from bench.loadgen import vegeta
 from bench.measure.resultset import ResultSet
 from bench.modes import latency
@@ -101,25 +100,6 @@ def test_latency_set_gets_its_page_too(tmp_path: Path) -> None:
     assert page.count('src="data:image/png;base64,') == 1  # latency.png, inside the page
     assert "vegeta, open loop" in page and "<strong>150.2</strong>" in page
     assert page.count("base rate: <code>hey -n 600 -c 200</code>") == 1  # once per target, not per rate
-
-
-def committed_latency_sets() -> list[Path]:
-    """Every committed set the store reads as make latency's, whatever format wrote it."""
-    folders = sorted(path.parent for path in (ROOT / "results").glob(f"*/{store.FILE}"))
-    return [folder for folder in folders if store.read_json(folder)[0]["mode"] == "latency"]
-
-
-@pytest.mark.parametrize("folder", committed_latency_sets(), ids=lambda folder: folder.name)
-def test_a_committed_latency_set_reads_into_the_type_and_writes_back_byte_for_byte(folder: Path) -> None:
-    text = (folder / store.FILE).read_text()
-    records = store.load(folder).records_of(LatencyResult)
-    # The file's own metadata and format: the records alone come from the type.
-    written = json.dumps(json.loads(text) | {"results": [record.to_json() for record in records]}, indent=2) + "\n"
-    assert written == text
-
-
-def test_the_committed_latency_sets_are_found() -> None:
-    assert [folder.name for folder in committed_latency_sets()] == ["2026-11-23-latency"]
 
 
 def test_the_record_names_every_percentile_vegeta_measures() -> None:

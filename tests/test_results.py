@@ -10,14 +10,16 @@ from pathlib import Path
 import pytest
 
 from bench.containers import roles
-from bench.containers.scenarios import load_targets
+from bench.containers.scenarios import ROOT, load_targets
 from bench.measure import host_probe
 from bench.measure.bench_record import Measurement, unmeasured_record
 from bench.measure.client import Client, Load
 from bench.render import render
 from bench.results import store
 from bench.results.bench import BenchResult
+from bench.results.latency import LatencyResult
 from bench.results.records import CpuProbe
+from bench.results.slowclients import SlowClientResult
 
 RESULTS = Path(__file__).parent.parent / "results"
 COMMITTED = sorted(path.parent.name for path in RESULTS.glob("*/results.json"))
@@ -150,3 +152,38 @@ def test_a_committed_set_written_again_in_today_s_format_renders_the_same(tmp_pa
     render(folder)
     for name in ("results.md", "index.html"):
         assert (folder / name).read_text() == (RESULTS / result_set / name).read_text(), name
+
+
+# The modes whose records are built typed as they are measured and written by their class (to_json).
+WRITTEN_BY_THEIR_CLASS: dict[str, type[LatencyResult | SlowClientResult]] = {
+    "latency": LatencyResult,
+    "slowclients": SlowClientResult,
+}
+
+
+def committed_sets(mode: str) -> list[Path]:
+    """Every committed set the store reads as that mode's, whatever format wrote it."""
+    folders = sorted(path.parent for path in (ROOT / "results").glob(f"*/{store.FILE}"))
+    return [folder for folder in folders if store.read_json(folder)[0]["mode"] == mode]
+
+
+@pytest.mark.parametrize(
+    ("folder", "kind"),
+    [(folder, kind) for mode, kind in WRITTEN_BY_THEIR_CLASS.items() for folder in committed_sets(mode)],
+    ids=lambda value: value.name if isinstance(value, Path) else value.__name__,
+)
+def test_a_committed_set_reads_into_its_record_type_and_writes_back_byte_for_byte(
+    folder: Path, kind: type[LatencyResult | SlowClientResult]
+) -> None:
+    text = (folder / store.FILE).read_text()
+    records = store.load(folder).records_of(kind)
+    # The file's own metadata and format: the records alone come from the type.
+    written = json.dumps(json.loads(text) | {"results": [record.to_json() for record in records]}, indent=2) + "\n"
+    assert written == text
+
+
+def test_the_committed_sets_of_those_modes_are_found() -> None:
+    assert {mode: [folder.name for folder in committed_sets(mode)] for mode in WRITTEN_BY_THEIR_CLASS} == {
+        "latency": ["2026-11-23-latency"],
+        "slowclients": ["2026-11-23-slowclients", "2026-11-24-slowclients-new-ways"],
+    }

@@ -17,15 +17,11 @@ import asyncio
 import json
 from pathlib import Path
 
-import pytest
-
 from bench.containers.compose import RunningScenario
-from bench.containers.scenarios import ROOT, SCENARIOS, Target, load_targets
+from bench.containers.scenarios import SCENARIOS, Target, load_targets
 from bench.measure.resultset import raise_file_limit
 from bench.modes.slowclients import KINDS, Hold, hold, recover
 from bench.render import render
-from bench.results import store
-from bench.results.slowclients import SlowClientResult
 
 CONNECTIONS = 300  # above every thread pool here (200 at most), far below what an event loop holds
 ANSWER_SECONDS = 3.0  # a normal request takes 0.01 to 0.1 s here; a server the slow clients stop never answers it
@@ -153,23 +149,3 @@ def test_the_report_names_the_first_delayed_level_per_kind(tmp_path: Path) -> No
     row = "| " + " | ".join(cells) + " |"
     assert row in markdown
     assert "Not OK" not in markdown  # being delayed is the finding, not a failure of the run
-
-
-def committed_slowclients_sets() -> list[Path]:
-    """Every committed set the store reads as make slowclients', whatever format wrote it."""
-    folders = sorted(path.parent for path in (ROOT / "results").glob(f"*/{store.FILE}"))
-    return [folder for folder in folders if store.read_json(folder)[0]["mode"] == "slowclients"]
-
-
-@pytest.mark.parametrize("folder", committed_slowclients_sets(), ids=lambda folder: folder.name)
-def test_a_committed_slowclients_set_reads_into_the_type_and_writes_back_byte_for_byte(folder: Path) -> None:
-    text = (folder / store.FILE).read_text()
-    records = store.load(folder).records_of(SlowClientResult)
-    # The file's own metadata and format: the records alone come from the type.
-    written = json.dumps(json.loads(text) | {"results": [record.to_json() for record in records]}, indent=2) + "\n"
-    assert written == text
-
-
-def test_the_committed_slowclients_sets_are_found() -> None:
-    found = [folder.name for folder in committed_slowclients_sets()]
-    assert found == ["2026-11-23-slowclients", "2026-11-24-slowclients-new-ways"]

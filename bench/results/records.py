@@ -41,17 +41,9 @@ class Record:
         return known
 
     def target_json(self) -> dict[str, Any]:
-        """The keys every record opens with, in Target.record_fields' order: a mode's to_json starts from them."""
-        return {
-            "scenario": self.scenario,
-            "target": self.target,
-            "server": self.server,
-            "mode": self.mode,
-            "workers": self.workers,
-            "threads_per_worker": self.threads_per_worker,
-            "gevent_cores": self.gevent_cores,
-            "concurrency": self.concurrency,
-        }
+        """The keys every record opens with: Record's fields, declared in Target.record_fields' order; a mode's
+        to_json starts from them."""
+        return {member.name: getattr(self, member.name) for member in fields(Record) if member.name != "extra"}
 
     def per_worker(self) -> int | None:
         """Requests one worker holds at once: its threads, or its greenlets; None for unbounded (asyncio, a thread
