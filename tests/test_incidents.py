@@ -1,6 +1,7 @@
 """`make incidents`: what a graceful reload, a killed worker and a rolling deploy cost under load, end to end in Docker
-on a small load (each a fresh start of the scenario: about 20 s each), and the page rendered from a made-up
-document without Docker. The timeline's own counting is tested in test_timeline.py."""
+on a small load (each a fresh start of the scenario: about 20 s each), the page rendered from a made-up document
+without Docker, and the record typed from where it is measured to where it is read back, written byte for byte as
+before it was typed (main() with Docker faked). The timeline's own counting is tested in test_timeline.py."""
 
 from __future__ import annotations
 
@@ -8,14 +9,22 @@ import argparse
 import dataclasses
 import functools
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from bench.containers import doctor
+from bench.containers.scenarios import Target
 from bench.loadgen import timeline
+from bench.measure import bookstore
+from bench.measure.resultset import ResultSet
 from bench.modes import incidents
 from bench.render import render
+from bench.results import store
+from bench.results.incidents import IncidentResult
 
 # A small load: 50 clients, 8 s, the event 3 s in. Enough for a steady rate before and 5 s to get back after.
 SMALL = argparse.Namespace(clients=50, delay=0.5, seconds=8.0, event_at=3.0)
@@ -47,7 +56,7 @@ def measured(target: str, event: str, load_seconds: float | None = None) -> dict
     chosen = incidents.EVENTS[event]
     if load_seconds:
         chosen = dataclasses.replace(chosen, load_seconds=load_seconds)
-    record = incidents.run_one(target, chosen, SMALL, 1, {})
+    record = incidents.run_one(target, chosen, SMALL, 1, {}).to_json()  # as results.json has it
     assert record.get("verified") and "sent" in record and not record["problem"], record.get("problem")
     back = record.get("recovery_s")  # none where the event has no moment (max-requests)
     print(f"{target} / {event}: sent {record['sent']}, lost {record['failed_by_kind']}, back {back}")
@@ -230,7 +239,7 @@ def test_every_acknowledged_write_survives_the_event(small_volume: None, target:
     """The bookstore under 10 % writes (its one gevent process, and a worker of its thread server): whatever the event
     does to the requests in flight, every write answered 201 is in Postgres afterwards, and a stored write that was
     not acknowledged can only be one in flight (at most one per client)."""
-    record = incidents.run_one(target, incidents.EVENTS[event], WRITING, 1, {})
+    record = incidents.run_one(target, incidents.EVENTS[event], WRITING, 1, {}).to_json()
     assert record.get("verified") and "sent" in record and not record["problem"], record.get("problem")
     print(f"{event}: sent {record['sent']}, lost {record['failed_by_kind']}, writes {record['writes_acknowledged']}")
     assert record["writes_acknowledged"] > 10 and record["writes_lost"] == 0, record
@@ -302,3 +311,194 @@ def test_every_target_has_its_events_and_every_event_a_target() -> None:
     assert "hog" in planned["gunicorn-sync"] and "hog" not in planned["uwsgi-gevent"]
     assert "max-requests" not in planned["granian-sync"]  # its workers' lifetime is in seconds, at least 60
     assert {event for events in planned.values() for event in events} == set(incidents.EVENTS)
+
+
+def run_with_fakes(monkeypatch: pytest.MonkeyPatch, out: Path, arguments: list[str]) -> str:
+    """main() with Docker, the load and Postgres faked, every target in its own way (repeat 1, then 2):
+    gunicorn-sync loaded (reload waited for its requests in flight; max-requests with workers replaced);
+    gunicorn-gevent not verified; uwsgi-gevent's warm-up closes its connections (no keep-alive), its kill finds no
+    worker; granian-sync does not start; quart-uvicorn finds its port taken once; nginx-gunicorn-gevent fails after its
+    load, in the check after it; the bookstore's gevent target loses a write at its reload and fails at its
+    kill-worker's look-up of the writes; the bookstore's thread target is not verified."""
+    calls: dict[str, int] = {}
+    now = {"target": ""}
+
+    def counted(key: str) -> int:
+        calls[key] = calls.get(key, 0) + 1
+        return calls[key]
+
+    class Unrun(ResultSet):
+        def __init__(self, program: str, mode: str, arguments: list[str], out: Path | None, suffix: str = "") -> None:
+            self.out, self.records, self.written, self.started = out or Path(), [], [], time.monotonic()
+            self.metadata = METADATA | {"packages": {}}
+
+    class Start:
+        def __init__(self, packages: dict) -> None:
+            self.problem: str | None = None
+
+        def __enter__(self) -> Start:
+            return self
+
+        def up(self, scenario: str) -> str:
+            if scenario == "sync-granian":
+                raise RuntimeError("no image")
+            if scenario == "async-quart" and counted("quart") == 1:
+                raise RuntimeError(f"Bind for 0.0.0.0:8080 failed: {incidents.PORT_TAKEN}")
+            return scenario
+
+        def __exit__(self, kind: type | None, error: BaseException | None, *rest: object) -> bool:
+            if kind is RuntimeError:
+                self.problem = f"did not start: {error}"
+                return True
+            return False
+
+    def verify(target: Target, delay: float) -> str | None:
+        now["target"] = target.name
+        if target.name == "gunicorn-gevent":
+            return "answered 'slow' instead of 'fast'"
+        if target.name == "nginx-gunicorn-gevent" and counted(target.name) % 2 == 0:
+            raise RuntimeError("the engine went away")
+        return None
+
+    def verify_bookstore(target: Target, load: object, scale: int) -> str | None:
+        now["target"] = target.name
+        return "no author 7" if target.name == "bookstore-gunicorn-sync" else None
+
+    def run(url: str, clients: int, seconds: float, expected_body: str, event_at: float | None = None,
+            event: Callable[[], dict] | None = None, requests: object = None, pause: float = 0.0,
+            in_flight: object = None, keep_alive: bool = True, until: Callable[[], bool] | None = None,
+            ) -> timeline.Timeline:  # fmt: skip
+        if seconds == 1.0:  # the warm-up
+            closing = 40 if now["target"] == "uwsgi-gevent" else 0
+            return timeline.Timeline([timeline.Request(0.1 * n, 0.1 * n + 0.05, "ok") for n in range(100)], 1.0,
+                                     closed_after_answers=closing)  # fmt: skip
+        done = event() if event else {}
+        if until:
+            until()
+        load = [timeline.Request(0.05 * n, 0.05 * n + 0.5, "ok") for n in range(int(seconds * 20))]
+        if event_at is not None:
+            load += [timeline.Request(event_at - 0.2, event_at + 0.1, "reset")] * 3
+        waited = 0.25 if now["target"] == "gunicorn-sync" and event_at is not None else None
+        return timeline.Timeline(load, seconds + 0.01, resent=2, waited_for_in_flight=waited, event_at=event_at,
+                                 event_done_at=None if event_at is None else event_at + 0.05, event=done)  # fmt: skip
+
+    def kill_worker(running: str, service: str) -> dict:
+        if now["target"] == "uwsgi-gevent":
+            return {"did": "no worker to kill", "problem": "no worker process found"}
+        return {"did": f"SIGKILL to worker 7 of {service}", "workers": 2, "victim_threads": 50}
+
+    def check_writes(running: str, token: str, acknowledged: list[str]) -> dict:
+        if counted("check_writes") % 3 == 2:
+            raise RuntimeError("psql: the database went away")
+        lost = ["marker-3"] if counted("lost") % 3 == 1 else []
+        return {"writes_found": 12 - len(lost), "writes_lost": len(lost), "writes_lost_markers": lost,
+                "writes_unacknowledged": 1}  # fmt: skip
+
+    class Mix:
+        def __init__(self, scale: int, clients: int, token: str, seed: int = 1) -> None:
+            pass
+
+        def all_acknowledged(self) -> list[str]:
+            return [f"marker-{n}" for n in range(12)]
+
+    pids = iter(range(100, 100000))
+    fakes = {
+        "ResultSet": Unrun, "ScenarioStart": Start, "RunningScenario": lambda scenario, environment: scenario,
+        "doctor": SimpleNamespace(sees_processes=lambda: (True, "faked")), "verify": verify,
+        "time": SimpleNamespace(sleep=lambda _: None), "BookstoreMix": Mix,
+        "timeline": SimpleNamespace(run=run, summarize=timeline.summarize, InFlight=timeline.InFlight),
+        "events": SimpleNamespace(
+            send_signal=lambda running, service, signal: {"did": f"SIG{signal} to {service}'s main process"},
+            kill_worker=kill_worker, worker_pids=lambda running, service: [next(pids), next(pids)]),
+        "bookstore": SimpleNamespace(
+            SCENARIO=bookstore.SCENARIO, bookstore_targets=bookstore.bookstore_targets, verify=verify_bookstore,
+            BookstoreScenario=lambda environment, services: bookstore.SCENARIO, check_writes=check_writes,
+            remove_writes=lambda running: None),
+        "renderer": SimpleNamespace(render=lambda *_: None),
+    }  # fmt: skip
+    for name, fake in fakes.items():
+        monkeypatch.setattr(incidents, name, fake)
+    incidents.main([*arguments, "--out", str(out)])
+    return (out / store.FILE).read_text()
+
+
+FAKED = ["--events", "reload", "kill-worker", "max-requests", "--clients", "4", "--seconds", "2", "--event-at", "1"]
+
+
+TARGET_KEYS = ["scenario", "target", "server", "mode", "workers", "threads_per_worker", "gevent_cores", "concurrency"]
+PLANNED = [
+    *TARGET_KEYS, "event", "event_what", "environment", "clients", "delay", "load_seconds", "event_planned_at_s",
+    "loadgen", "keepalive", "repeat",
+]  # fmt: skip
+CHECKED = ["verified", "problem"]
+LOAD = [
+    "event_result", "command", "sent", "resent_on_closed_connection", "answered", "failed", "failed_by_kind",
+    "longest_s", "bin_seconds", "bins",
+]  # fmt: skip
+AFTER = [
+    "in_flight_at_event", "failed_in_flight_at_event", "failed_before_event", "failed_after_event",
+    "ok_per_second_before", "first_ok_after_event_s", "recovery_s",
+]  # fmt: skip
+MOMENT = ["event_at_s", "event_done_at_s", *AFTER]
+WAITED = ["event_at_s", "event_done_at_s", "event_waited_for_in_flight_s", *AFTER]
+WRITES = ["writes_found", "writes_lost", "writes_lost_markers", "writes_unacknowledged", "writes_acknowledged"]
+SERVES, OK = ["serves_after"], ["ok"]
+STORE = [*PLANNED, "scale"]
+
+
+def test_every_shape_of_record_is_written_as_before_and_reads_back_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The keys each step writes, as the mode wrote them as dicts (its output on these fakes was the same before and
+    after the record was typed): absent where the step did not run."""
+    shapes = [
+        [*PLANNED, *CHECKED, *LOAD, *WAITED, *SERVES, *OK],  # gunicorn-sync: reload, kill-worker
+        [*PLANNED, *CHECKED, *LOAD, *WAITED, *SERVES, *OK],
+        [*PLANNED, *CHECKED, *LOAD, *SERVES, *OK],  # max-requests: no moment
+        *[[*PLANNED, *CHECKED, *OK]] * 3,  # gunicorn-gevent: not verified
+        *[[*PLANNED, *CHECKED, *LOAD, *MOMENT, *SERVES, *OK]] * 2,  # uwsgi-gevent
+        [*PLANNED, *CHECKED, *LOAD, *SERVES, *OK],
+        *[[*PLANNED, *CHECKED, *OK]] * 2,  # granian-sync: did not start
+        *[[*PLANNED, *CHECKED, *LOAD, *MOMENT, *SERVES, *OK]] * 2,  # quart-uvicorn, once its port was free
+        [*PLANNED, *CHECKED, *LOAD, *SERVES, *OK],
+        *[[*PLANNED, *CHECKED, *LOAD, *MOMENT, *OK]] * 2,  # nginx-gunicorn-gevent: failed in the check after
+        [*PLANNED, *CHECKED, *LOAD, *OK],
+        [*PLANNED, *CHECKED, *LOAD, *MOMENT, *SERVES, *OK],  # nginx-uwsgi-gevent
+        *[[*STORE, *CHECKED, *OK]] * 3,  # bookstore-gunicorn-sync: not verified
+    ]
+    # The bookstore's gevent target: every third look-up of the writes fails, and of the others every other one
+    # finds a write lost (its problem).
+    written = [*STORE, *CHECKED, *LOAD, *MOMENT, *WRITES, *SERVES, *OK]
+    unlooked = [*STORE, *CHECKED, *LOAD, *MOMENT, *OK]
+    recycled, recycled_unlooked = [*STORE, *CHECKED, *LOAD, *WRITES, *SERVES, *OK], [*STORE, *CHECKED, *LOAD, *OK]
+    bookstore_gevent = {
+        "1": [written, unlooked, recycled],  # reload (a write lost), kill-worker (look-up failed), max-requests
+        "2": [written, unlooked, written, written, recycled_unlooked, recycled],
+    }
+    for repeat in ("1", "2"):
+        (tmp_path / repeat).mkdir()
+        text = run_with_fakes(monkeypatch, tmp_path / repeat, [*FAKED, "--repeat", repeat])
+        document = json.loads(text)
+        found = [list(record) for record in document["results"]]
+        assert found == [shape for shape in shapes for _ in range(int(repeat))] + bookstore_gevent[repeat]
+        records = store.load(tmp_path / repeat).records_of(IncidentResult)
+        assert json.dumps(document | {"results": [r.to_json() for r in records]}, indent=2) + "\n" == text
+    spread = document["metadata"]["spread_across_repeats"]
+    assert spread["gunicorn-sync / reload"]["sent"] == {"min": 43, "median": 43, "max": 43}
+    assert spread["gunicorn-gevent / reload"] == {"sent": {}, "answered": {}, "failed": {}, "recovery_s": {}}
+    by_run = {(r.target, r.event, r.repeat): r for r in records}
+    assert by_run["uwsgi-gevent", "kill-worker", 1].keepalive is False
+    assert by_run["uwsgi-gevent", "kill-worker", 1].problem == "no worker process found"
+    assert by_run["bookstore-gunicorn-gevent", "reload", 1].problem == "1 acknowledged writes not in the database"
+    assert by_run["bookstore-gunicorn-gevent", "reload", 2].problem == "did not start: psql: the database went away"
+    printed = capsys.readouterr().out  # both runs
+    assert printed.count("port taken, trying again") == 2 and "failed: none; recovered: –" in printed
+    # A misspelt field: mypy refuses it in bench/, and at run time it is an exception, not a key of its own.
+    with pytest.raises(TypeError, match="serves_afer"):
+        dataclasses.replace(records[0], serves_afer=True)
+
+
+def test_the_record_names_every_figure_of_the_timeline_s_summary() -> None:
+    # load_with_event copies them one by one: one more in timeline.summarize would otherwise be dropped unsaid.
+    load = timeline.Timeline([timeline.Request(0.1, 0.5, "ok")], 2.0, waited_for_in_flight=0.2, event_at=1.0)
+    assert set(timeline.summarize(load)) <= {member.name for member in dataclasses.fields(IncidentResult)}

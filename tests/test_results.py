@@ -17,6 +17,7 @@ from bench.measure.client import Client, Load
 from bench.render import render
 from bench.results import store
 from bench.results.bench import BenchResult
+from bench.results.incidents import IncidentResult
 from bench.results.latency import LatencyResult
 from bench.results.records import CpuProbe
 from bench.results.slowclients import SlowClientResult
@@ -155,9 +156,10 @@ def test_a_committed_set_written_again_in_today_s_format_renders_the_same(tmp_pa
 
 
 # The modes whose records are built typed as they are measured and written by their class (to_json).
-WRITTEN_BY_THEIR_CLASS: dict[str, type[LatencyResult | SlowClientResult]] = {
+WRITTEN_BY_THEIR_CLASS: dict[str, type[LatencyResult | SlowClientResult | IncidentResult]] = {
     "latency": LatencyResult,
     "slowclients": SlowClientResult,
+    "incidents": IncidentResult,
 }
 
 
@@ -173,7 +175,7 @@ def committed_sets(mode: str) -> list[Path]:
     ids=lambda value: value.name if isinstance(value, Path) else value.__name__,
 )
 def test_a_committed_set_reads_into_its_record_type_and_writes_back_byte_for_byte(
-    folder: Path, kind: type[LatencyResult | SlowClientResult]
+    folder: Path, kind: type[LatencyResult | SlowClientResult | IncidentResult]
 ) -> None:
     text = (folder / store.FILE).read_text()
     records = store.load(folder).records_of(kind)
@@ -186,4 +188,11 @@ def test_the_committed_sets_of_those_modes_are_found() -> None:
     assert {mode: [folder.name for folder in committed_sets(mode)] for mode in WRITTEN_BY_THEIR_CLASS} == {
         "latency": ["2026-11-23-latency"],
         "slowclients": ["2026-11-23-slowclients", "2026-11-24-slowclients-new-ways"],
+        "incidents": [
+            "2026-11-25-incidents",
+            "2026-11-25-incidents-bookstore",
+            "2026-11-25-incidents-hog",
+            "2026-11-25-incidents-nginx-uwsgi",
+            "2026-11-25-incidents-settings",
+        ],
     }

@@ -43,7 +43,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bench.containers import doctor, events
@@ -58,6 +58,7 @@ from bench.measure.scenario_start import ScenarioStart
 from bench.measure.server_facts import cpu_ms_per_unit
 from bench.options import Option, Options
 from bench.render import incidents as renderer
+from bench.results.incidents import IncidentResult
 from bench.results.spread import recorded
 
 # The hog: requests of the app's largest CPU work at once (about a second each, one after another in a gevent
@@ -214,23 +215,33 @@ def find_target(name: str, environment: dict[str, str]) -> Target:
     return target
 
 
-def incident_fields(
-    target: Target, event: Event, args: argparse.Namespace, environment: dict[str, str]
-) -> dict[str, Any]:
-    """The fields of an incident record known before its scenario starts: the target, the event, the load."""
-    seconds = event.load_seconds or args.seconds
-    return {
+def incident_record(
+    target: Target,
+    event: Event,
+    args: argparse.Namespace,
+    environment: dict[str, str],
+    repeat: int,
+    scale: int | None = None,
+    loadgen: str = "timeline (bench/loadgen/timeline.py)",
+) -> IncidentResult:
+    """The record before its scenario starts: the target, the event, the load; not yet verified (run_once says, or
+    the start's problem), not judged (main does, once its problem is final)."""
+    return IncidentResult(
         **target.record_fields(),
-        "event": event.name,
-        "event_what": event.what,
-        "environment": environment,
-        "clients": args.clients,
-        "delay": event.delay or args.delay,
-        "load_seconds": seconds,
-        "event_planned_at_s": args.event_at if event.cause else None,
-        "loadgen": "timeline (bench/loadgen/timeline.py)",
-        "keepalive": True,
-    }
+        event=event.name,
+        event_what=event.what,
+        environment=environment,
+        clients=args.clients,
+        delay=event.delay or args.delay,
+        load_seconds=event.load_seconds or args.seconds,
+        event_planned_at_s=args.event_at if event.cause else None,
+        loadgen=loadgen,
+        keepalive=True,
+        repeat=repeat,
+        scale=scale,
+        verified=False,
+        ok=False,
+    )
 
 
 # Every scenario publishes the same ports (3000, 8080): on a machine shared with other runs, a port may be taken for a
@@ -241,11 +252,11 @@ START_TRIES, START_PAUSE = 6, 10.0
 
 def run_one(
     target_name: str, event: Event, args: argparse.Namespace, repeat: int, packages: dict[str, list[str]]
-) -> dict[str, Any]:
+) -> IncidentResult:
     """run_once, again after a pause while another run holds the scenario's port."""
     for _ in range(START_TRIES - 1):
         record = run_once(target_name, event, args, repeat, packages)
-        if PORT_TAKEN not in (record.get("problem") or ""):
+        if PORT_TAKEN not in (record.problem or ""):
             return record
         print(f"    port taken, trying again in {START_PAUSE:g} s", flush=True)
         time.sleep(START_PAUSE)
@@ -253,17 +264,18 @@ def run_one(
 
 
 def load_with_event(
+    record: IncidentResult,
     running: RunningScenario,
     target: Target,
     event: Event,
     args: argparse.Namespace,
-    seconds: float,
     url: str,
     expected_body: str,
     **how: Any,
-) -> dict[str, Any]:
-    """The steady load with the event in it (timeline.run; `how`: its requests and pause), and what the record says
-    of both: the timeline in figures, what the event did (the page's command for the row) and its problem."""
+) -> IncidentResult:
+    """The steady load with the event in it (timeline.run; `how`: its requests and pause), for the record's
+    load_seconds, and what the record says of both: the timeline in figures, what the event did (the page's command
+    for the row) and its problem."""
     cause = event.cause
     # No single moment: the workers the load saw replaced are the event; it goes on until one was (737 in 12 s: none).
     workers_before = set(events.worker_pids(running, target.service)) if cause is None else set()
@@ -274,7 +286,7 @@ def load_with_event(
     load = timeline.run(
         url,
         args.clients,
-        seconds,
+        record.load_seconds,
         expected_body,
         event_at=args.event_at if cause else None,
         event=(lambda: cause(running, target)) if cause else None,
@@ -284,12 +296,34 @@ def load_with_event(
     )
     if cause is None:
         load.event |= {"workers": len(workers_before), "workers_replaced": replaced()}
-    return {
-        "event_result": load.event,
-        "command": load.event.get("did", f"{event.name}: {event.what}"),
-        **timeline.summarize(load),
-        "problem": load.event.get("problem"),
-    }  # fmt: skip
+    # The summary's figures one by one, each to its field (test_incidents.py: the record names every one); those
+    # around the event's moment are absent from it for a setting that acts all through the load.
+    summary = timeline.summarize(load)
+    return replace(
+        record,
+        event_result=load.event,
+        command=load.event.get("did", f"{event.name}: {event.what}"),
+        sent=summary["sent"],
+        resent_on_closed_connection=summary["resent_on_closed_connection"],
+        answered=summary["answered"],
+        failed=summary["failed"],
+        failed_by_kind=summary["failed_by_kind"],
+        longest_s=summary["longest_s"],
+        bin_seconds=summary["bin_seconds"],
+        bins=summary["bins"],
+        load_seconds=summary["load_seconds"],  # how long the clients sent, as the load measured it
+        event_at_s=summary.get("event_at_s"),
+        event_done_at_s=summary.get("event_done_at_s"),
+        event_waited_for_in_flight_s=summary.get("event_waited_for_in_flight_s"),
+        in_flight_at_event=summary.get("in_flight_at_event"),
+        failed_in_flight_at_event=summary.get("failed_in_flight_at_event"),
+        failed_before_event=summary.get("failed_before_event"),
+        failed_after_event=summary.get("failed_after_event"),
+        ok_per_second_before=summary.get("ok_per_second_before"),
+        first_ok_after_event_s=summary.get("first_ok_after_event_s"),
+        recovery_s=summary.get("recovery_s"),
+        problem=load.event.get("problem"),
+    )
 
 
 def keeps_alive(warm: timeline.Timeline) -> bool:
@@ -313,34 +347,32 @@ def in_flight(event: Event, args: argparse.Namespace) -> timeline.InFlight:
 
 def run_once(
     target_name: str, event: Event, args: argparse.Namespace, repeat: int, packages: dict[str, list[str]]
-) -> dict[str, Any]:
+) -> IncidentResult:
     """A fresh start of the target's scenario, a check, a warm-up, the load with the event, the check again."""
     scenario, settings = TARGETS[target_name]
     environment = {**settings, **event.environment}
     if scenario == bookstore.SCENARIO:
         return run_bookstore_once(target_name, event, args, repeat, packages, environment)
     target = find_target(target_name, environment)
-    record = incident_fields(target, event, args, environment) | {"repeat": repeat}
+    record = incident_record(target, event, args, environment, repeat)
     with ScenarioStart(packages) as start:
         running = start.up(RunningScenario(scenario, environment=environment))
-        delay = record["delay"]  # the event's own, or --delay
+        delay = record.delay  # the event's own, or --delay
         problem = verify(target, delay)
-        record |= {"verified": problem is None, "problem": problem}
+        record = replace(record, verified=problem is None, problem=problem)
         if problem:
             return record
         body = target.expected_body(delay)
         # Connections, pools and threads opened before the measurement, as every mode does; and whether the server
         # keeps connections alive at all (keeps_alive).
         warm = timeline.run(f"{target.url}?delay=0", args.clients, 1.0, target.expected_body(0))
-        record["keepalive"] = keeps_alive(warm)
+        record = replace(record, keepalive=keeps_alive(warm))
         url = f"{target.url}?delay={delay:g}"
-        record |= load_with_event(
-            running, target, event, args, record["load_seconds"], url, body, keep_alive=record["keepalive"]
-        )
+        record = load_with_event(record, running, target, event, args, url, body, keep_alive=record.keepalive)
         # After the load: does the target answer right again (a killed container does not: that is the finding)?
-        record["serves_after"] = verify(target, delay) is None
+        record = replace(record, serves_after=verify(target, delay) is None)
     if start.problem:
-        record |= {"verified": False, "problem": start.problem}
+        record = replace(record, verified=False, problem=start.problem)
     return record
 
 
@@ -354,35 +386,41 @@ def run_bookstore_once(
     repeat: int,
     packages: dict[str, list[str]],
     environment: dict[str, str],
-) -> dict[str, Any]:
+) -> IncidentResult:
     """run_once for a bookstore target: its service and Postgres (the data volume of `--scale` authors), the mixed
     load with its writes, then every acknowledged write looked up, and all of the load's writes removed."""
     environment = {**environment, "BOOKSTORE_SCALE": str(args.scale)}
     target = find_target(target_name, environment)
-    record = incident_fields(target, event, args, environment) | {"repeat": repeat, "scale": args.scale}
-    record["loadgen"] = "timeline (bench/loadgen/timeline.py), the bookstore's mixed load (BookstoreMix)"
+    mixed = "timeline (bench/loadgen/timeline.py), the bookstore's mixed load (BookstoreMix)"
+    record = incident_record(target, event, args, environment, repeat, args.scale, mixed)
     token = uuid.uuid4().hex[:8]
     with ScenarioStart(packages) as start:
         running = start.up(bookstore.BookstoreScenario(environment, [target.service]))
         problem = bookstore.verify(target, MIXED, args.scale)
-        record |= {"verified": problem is None, "problem": problem}
+        record = replace(record, verified=problem is None, problem=problem)
         if problem:
             return record
         url = target.url
         warm = BookstoreMix(args.scale, args.clients, f"{token}w")
         timeline.run(url, args.clients, 1.0, "", requests=warm, pause=args.delay)
         mix = BookstoreMix(args.scale, args.clients, token, seed=repeat)
-        seconds = record["load_seconds"]
-        record |= load_with_event(running, target, event, args, seconds, url, "", requests=mix, pause=args.delay)
+        record = load_with_event(record, running, target, event, args, url, "", requests=mix, pause=args.delay)
         # The writes one by one, once every request has ended (a stopped container's requests too).
-        record |= bookstore.check_writes(running, token, mix.all_acknowledged())
-        record["writes_acknowledged"] = len(mix.all_acknowledged())
-        if record["writes_lost"]:
-            record["problem"] = f"{record['writes_lost']} acknowledged writes not in the database"
+        writes = bookstore.check_writes(running, token, mix.all_acknowledged())
+        record = replace(
+            record,
+            writes_acknowledged=len(mix.all_acknowledged()),
+            writes_found=writes["writes_found"],
+            writes_lost=writes["writes_lost"],
+            writes_lost_markers=writes["writes_lost_markers"],
+            writes_unacknowledged=writes["writes_unacknowledged"],
+        )
+        if record.writes_lost:
+            record = replace(record, problem=f"{record.writes_lost} acknowledged writes not in the database")
         bookstore.remove_writes(running)
-        record["serves_after"] = bookstore.verify(target, MIXED, args.scale) is None
+        record = replace(record, serves_after=bookstore.verify(target, MIXED, args.scale) is None)
     if start.problem:
-        record |= {"verified": False, "problem": start.problem}
+        record = replace(record, verified=False, problem=start.problem)
     return record
 
 
@@ -416,32 +454,38 @@ def main(argv: list[str] | None = None) -> int:
         for event in args.events
         if event in events_of(find_target(name, TARGETS[name][1]))
     ]
+    kept: list[IncidentResult] = []
     for index, (name, event_name) in enumerate(plan):
         for repeat in range(1, args.repeat + 1):
             print(f"[{index + 1}/{len(plan)}] {name}, {event_name}, repeat {repeat}/{args.repeat}", flush=True)
             record = run_one(name, EVENTS[event_name], args, repeat, results.metadata["packages"])
-            record["ok"] = bool(record.get("verified")) and not record["problem"] and "sent" in record
+            record = replace(record, ok=record.verified and not record.problem and record.loaded)
+            kept.append(record)
             results.add(record)
-            if "sent" in record:
-                kinds = ", ".join(f"{kind} {count}" for kind, count in record["failed_by_kind"].items()) or "none"
-                recovery = record.get("recovery_s", "–")
+            if record.loaded:
+                kinds = ", ".join(f"{kind} {count}" for kind, count in record.failed_by_kind.items()) or "none"
+                recovery = record.recovery_s if record.has_moment else "–"
                 print(
-                    f"    sent {record['sent']}, 2xx {record['answered']}, failed: {kinds}; recovered: {recovery}",
+                    f"    sent {record.sent}, 2xx {record.answered}, failed: {kinds}; recovered: {recovery}",
                     flush=True,
                 )
-            if record["problem"]:
-                print(f"    PROBLEM: {record['problem']}", flush=True)
+            if record.problem:
+                print(f"    PROBLEM: {record.problem}", flush=True)
     if args.repeat > 1:
         # How much the counts move from one repeat to the next, per target and event: in the metadata, beside them.
-        groups: dict[str, list[dict[str, Any]]] = {}
-        for record in results.written:
-            groups.setdefault(f"{record['target']} / {record['event']}", []).append(record)
-        counts = ("sent", "answered", "failed", "recovery_s")
+        groups: dict[str, list[IncidentResult]] = {}
+        for record in kept:
+            groups.setdefault(f"{record.target} / {record.event}", []).append(record)
         results.metadata["spread_across_repeats"] = {
-            label: {key: recorded(record.get(key) for record in members) for key in counts}
+            label: {
+                "sent": recorded(record.sent for record in members),
+                "answered": recorded(record.answered for record in members),
+                "failed": recorded(record.failed for record in members),
+                "recovery_s": recorded(record.recovery_s for record in members),
+            }
             for label, members in groups.items()
         }
-    failures = [f"{r['target']} / {r['event']}" for r in results.written if not r["ok"]]
+    failures = [f"{record.target} / {record.event}" for record in kept if not record.ok]
     renderer.render(results.out, results.finish())
     return results.say(failures, "results.json, results.md, incidents-*.png")
 
