@@ -81,6 +81,9 @@ def test_flaskr_through_three_ways(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "mostly computing" in page_text, page_text
 
 
+MONITOR_INTERVAL_MS = 100  # GEVENT_MAX_BLOCKING_TIME in yourapp/compose.yml
+
+
 @pytest.mark.docker
 def test_i_hate_money_on_postgres_through_two_ways(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A public app as its users deploy it, fetched from its source distribution: a pyproject.toml project, its
@@ -107,9 +110,17 @@ def test_i_hate_money_on_postgres_through_two_ways(tmp_path: Path, capsys: pytes
     api, page = costs["GET /api/projects/demo/bills"], costs["GET /demo/"]
     assert api["cpu_ms"] > 2 * page["cpu_ms"], costs
     assert page["db_statements"] > 0 and "SQLAlchemy" in page["profile"], page
-    # gevent's monitor caught the password check holding the loop, in the app's own code.
+    # gevent's monitor reports a greenlet that held the loop through a whole interval between two of its checks
+    # (GEVENT_MAX_BLOCKING_TIME, yourapp/compose.yml): a hold of h between one and two intervals I does so with a
+    # chance of (h - I) / I. From 1.5 intervals that is one hold in two, and the load's dozen or more password checks
+    # are then all missed with a chance under 1 in 4000. Where the check costs less CPU (88.5 ms on a CI machine of
+    # 2026-11-29), the monitor cannot be asked to see it; test_a_wait_gevent_cannot_patch_is_reported_with_its_stack
+    # proves the monitor's report with a longer hold.
     gevent = found["gunicorn-gevent"]
-    assert gevent.blocked_reports and any("check_password_hash" in frame for frame in gevent.blocked_stack), output
+    if api["cpu_ms"] >= 1.5 * MONITOR_INTERVAL_MS:
+        assert gevent.blocked_reports and any("check_password_hash" in f for f in gevent.blocked_stack), output
+    else:
+        print(f"the password check: {api['cpu_ms']} ms of CPU, under 1.5 of the monitor's {MONITOR_INTERVAL_MS} ms")
     text = (tmp_path / "results.md").read_text()
     # The page names a request as the one that costs the most where its share of the CPU passes DOMINATES times its
     # share of the requests: the API's (scrypt) on an idle machine; beside other loads, costs measured alone move.

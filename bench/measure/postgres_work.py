@@ -14,9 +14,10 @@ from bench.containers.compose import RunningScenario
 from bench.containers.postgres import TRANSACTION_ENDS, statements_so_far
 from bench.measure.bookstore import DATABASE
 
-# Before each load, what Postgres does with nothing but the healthchecks running (about one a second from the app
-# and from Docker's check of Postgres): subtracted from what it did during the load and during pgbench, for as long.
-IDLE_SECONDS = 4
+# Before each load, what Postgres does with nothing but the healthchecks running (the apps' /health, a SELECT every
+# 5 s each, bookstore.yml; Docker's check of Postgres sends none): subtracted from what it did during the load and
+# during pgbench, for as long. Two of the apps' intervals: a shorter window counts 0 or 1 of each app's probes.
+IDLE_SECONDS = 10
 
 
 @dataclass
