@@ -58,8 +58,7 @@ from bench.measure.scenario_start import ScenarioStart
 from bench.measure.server_facts import cpu_ms_per_unit
 from bench.options import Option, Options
 from bench.render import incidents as renderer
-from bench.results.incidents import IncidentResult
-from bench.results.spread import recorded
+from bench.results.incidents import IncidentResult, spread_across_repeats
 
 # The hog: requests of the app's largest CPU work at once (about a second each, one after another in a gevent
 # process), against a worker timeout of HOG_TIMEOUT s: gunicorn's master kills a worker that has not reported in
@@ -296,34 +295,11 @@ def load_with_event(
     )
     if cause is None:
         load.event |= {"workers": len(workers_before), "workers_replaced": replaced()}
-    # The summary's figures one by one, each to its field (test_incidents.py: the record names every one); those
-    # around the event's moment are absent from it for a setting that acts all through the load.
+    # The summary's keys are the record's fields (a key it does not name raises; test_incidents.py checks them all);
+    # those around the event's moment are absent from it for a setting that acts all through the load.
+    command = load.event.get("did", f"{event.name}: {event.what}")
     summary = timeline.summarize(load)
-    return replace(
-        record,
-        event_result=load.event,
-        command=load.event.get("did", f"{event.name}: {event.what}"),
-        sent=summary["sent"],
-        resent_on_closed_connection=summary["resent_on_closed_connection"],
-        answered=summary["answered"],
-        failed=summary["failed"],
-        failed_by_kind=summary["failed_by_kind"],
-        longest_s=summary["longest_s"],
-        bin_seconds=summary["bin_seconds"],
-        bins=summary["bins"],
-        load_seconds=summary["load_seconds"],  # how long the clients sent, as the load measured it
-        event_at_s=summary.get("event_at_s"),
-        event_done_at_s=summary.get("event_done_at_s"),
-        event_waited_for_in_flight_s=summary.get("event_waited_for_in_flight_s"),
-        in_flight_at_event=summary.get("in_flight_at_event"),
-        failed_in_flight_at_event=summary.get("failed_in_flight_at_event"),
-        failed_before_event=summary.get("failed_before_event"),
-        failed_after_event=summary.get("failed_after_event"),
-        ok_per_second_before=summary.get("ok_per_second_before"),
-        first_ok_after_event_s=summary.get("first_ok_after_event_s"),
-        recovery_s=summary.get("recovery_s"),
-        problem=load.event.get("problem"),
-    )
+    return replace(record, event_result=load.event, command=command, **summary, problem=load.event.get("problem"))
 
 
 def keeps_alive(warm: timeline.Timeline) -> bool:
@@ -407,14 +383,7 @@ def run_bookstore_once(
         record = load_with_event(record, running, target, event, args, url, "", requests=mix, pause=args.delay)
         # The writes one by one, once every request has ended (a stopped container's requests too).
         writes = bookstore.check_writes(running, token, mix.all_acknowledged())
-        record = replace(
-            record,
-            writes_acknowledged=len(mix.all_acknowledged()),
-            writes_found=writes["writes_found"],
-            writes_lost=writes["writes_lost"],
-            writes_lost_markers=writes["writes_lost_markers"],
-            writes_unacknowledged=writes["writes_unacknowledged"],
-        )
+        record = replace(record, writes_acknowledged=len(mix.all_acknowledged()), **writes)
         if record.writes_lost:
             record = replace(record, problem=f"{record.writes_lost} acknowledged writes not in the database")
         bookstore.remove_writes(running)
@@ -465,26 +434,12 @@ def main(argv: list[str] | None = None) -> int:
             if record.loaded:
                 kinds = ", ".join(f"{kind} {count}" for kind, count in record.failed_by_kind.items()) or "none"
                 recovery = record.recovery_s if record.has_moment else "–"
-                print(
-                    f"    sent {record.sent}, 2xx {record.answered}, failed: {kinds}; recovered: {recovery}",
-                    flush=True,
-                )
+                line = f"    sent {record.sent}, 2xx {record.answered}, failed: {kinds}; recovered: {recovery}"
+                print(line, flush=True)
             if record.problem:
                 print(f"    PROBLEM: {record.problem}", flush=True)
-    if args.repeat > 1:
-        # How much the counts move from one repeat to the next, per target and event: in the metadata, beside them.
-        groups: dict[str, list[IncidentResult]] = {}
-        for record in kept:
-            groups.setdefault(f"{record.target} / {record.event}", []).append(record)
-        results.metadata["spread_across_repeats"] = {
-            label: {
-                "sent": recorded(record.sent for record in members),
-                "answered": recorded(record.answered for record in members),
-                "failed": recorded(record.failed for record in members),
-                "recovery_s": recorded(record.recovery_s for record in members),
-            }
-            for label, members in groups.items()
-        }
+    if args.repeat > 1:  # how much the counts move from one repeat to the next: in the metadata, beside them
+        results.metadata["spread_across_repeats"] = spread_across_repeats(kept)
     failures = [f"{record.target} / {record.event}" for record in kept if not record.ok]
     renderer.render(results.out, results.finish())
     return results.say(failures, "results.json, results.md, incidents-*.png")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.results.records import Checked
+from bench.results.spread import recorded
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,3 +131,19 @@ class IncidentResult(Checked):
             "first_ok_after_event_s": self.first_ok_after_event_s,
             "recovery_s": self.recovery_s,
         }
+
+
+def spread_across_repeats(records: list[IncidentResult]) -> dict[str, dict[str, dict[str, float]]]:
+    """Per target and event, how much the counts moved from one repeat to the next."""
+    groups: dict[str, list[IncidentResult]] = {}
+    for record in records:
+        groups.setdefault(f"{record.target} / {record.event}", []).append(record)
+    return {
+        label: {
+            "sent": recorded(record.sent for record in members),
+            "answered": recorded(record.answered for record in members),
+            "failed": recorded(record.failed for record in members),
+            "recovery_s": recorded(record.recovery_s for record in members),
+        }
+        for label, members in groups.items()
+    }
