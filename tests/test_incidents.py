@@ -9,7 +9,6 @@ import argparse
 import dataclasses
 import functools
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -20,11 +19,11 @@ from bench.containers import doctor
 from bench.containers.scenarios import Target
 from bench.loadgen import timeline
 from bench.measure import bookstore
-from bench.measure.resultset import ResultSet
 from bench.modes import incidents
 from bench.render import render
 from bench.results import store
 from bench.results.incidents import IncidentResult
+from tests.fake_runs import FakeStart, result_set_with
 
 # A small load: 50 clients, 8 s, the event 3 s in. Enough for a steady rate before and 5 s to get back after.
 SMALL = argparse.Namespace(clients=50, delay=0.5, seconds=8.0, event_at=3.0)
@@ -327,18 +326,7 @@ def run_with_fakes(monkeypatch: pytest.MonkeyPatch, out: Path, arguments: list[s
         calls[key] = calls.get(key, 0) + 1
         return calls[key]
 
-    class Unrun(ResultSet):
-        def __init__(self, program: str, mode: str, arguments: list[str], out: Path | None, suffix: str = "") -> None:
-            self.out, self.records, self.written, self.started = out or Path(), [], [], time.monotonic()
-            self.metadata = METADATA | {"packages": {}}
-
-    class Start:
-        def __init__(self, packages: dict) -> None:
-            self.problem: str | None = None
-
-        def __enter__(self) -> Start:
-            return self
-
+    class Start(FakeStart):
         def up(self, scenario: str) -> str:
             if scenario == "sync-granian":
                 raise RuntimeError("no image")
@@ -403,7 +391,8 @@ def run_with_fakes(monkeypatch: pytest.MonkeyPatch, out: Path, arguments: list[s
 
     pids = iter(range(100, 100000))
     fakes = {
-        "ResultSet": Unrun, "ScenarioStart": Start, "RunningScenario": lambda scenario, environment: scenario,
+        "ResultSet": result_set_with(METADATA), "ScenarioStart": Start,
+        "RunningScenario": lambda scenario, environment: scenario,
         "doctor": SimpleNamespace(sees_processes=lambda: (True, "faked")), "verify": verify,
         "time": SimpleNamespace(sleep=lambda _: None), "BookstoreMix": Mix,
         "timeline": SimpleNamespace(run=run, summarize=timeline.summarize, InFlight=timeline.InFlight),

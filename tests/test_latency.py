@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import time
 from dataclasses import fields, replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,11 +13,11 @@ from types import SimpleNamespace
 import pytest
 
 from bench.loadgen import vegeta
-from bench.measure.resultset import ResultSet
 from bench.modes import latency
 from bench.render import render
 from bench.results import store
 from bench.results.latency import LatencyResult
+from tests.fake_runs import FakeStart, result_set_with
 
 RECORD_KEYS = {
     "scenario", "target", "server", "mode", "workers", "threads_per_worker", "gevent_cores", "concurrency", "delay",
@@ -112,18 +111,7 @@ def run_with_fakes(monkeypatch: pytest.MonkeyPatch, out: Path, arguments: list[s
     """main() with Docker, hey and vegeta faked: sync-waitress does not start, sync-view is not verified,
     async-view's base output does not parse; vegeta fails at 200 requests/s, sends half of 300 and more."""
 
-    class Unrun(ResultSet):
-        def __init__(self, program: str, mode: str, arguments: list[str], out: Path | None, suffix: str = "") -> None:
-            self.out, self.records, self.written, self.started = out or Path(), [], [], time.monotonic()
-            self.metadata = METADATA | {"packages": {}}
-
-    class Start:
-        def __init__(self, packages: dict) -> None:
-            self.problem: str | None = None
-
-        def __enter__(self) -> Start:
-            return self
-
+    class Start(FakeStart):
         def up(self, scenario: str) -> str:
             if scenario == "sync-waitress":
                 self.problem = "did not come up"
@@ -153,7 +141,8 @@ def run_with_fakes(monkeypatch: pytest.MonkeyPatch, out: Path, arguments: list[s
 
     hey = SimpleNamespace(place="host", loadgen=SimpleNamespace(name="hey", parse=parse))
     fakes = {
-        "ResultSet": Unrun, "ScenarioStart": Start, "RunningScenario": str, "choose_client": lambda *_: hey,
+        "ResultSet": result_set_with(METADATA), "ScenarioStart": Start,
+        "RunningScenario": str, "choose_client": lambda *_: hey,
         "shutil": SimpleNamespace(which=lambda _: "/usr/bin/vegeta"), "warm_up": lambda *_: None,
         "verify": lambda target, _: "answered in 0.001 s" if target.name == "sync-view" else None,
         "run_loadgen": lambda target, _running, _client, n, c, _delay: (["hey", f"-n {n}", f"-c {c}"], target.name),
