@@ -4,6 +4,7 @@ and small HTTP load clients."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import secrets
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from bench.containers import doctor
 from bench.containers.compose import RunningScenario
 from bench.containers.scenarios import REFERENCE, ROOT, SCENARIOS
 from bench.measure.client import choose_client
@@ -304,3 +306,17 @@ def small_volume() -> Iterator[None]:
     yield
     if not existed:
         subprocess.run(["docker", "volume", "rm", "--force", name], capture_output=True)
+
+
+@functools.cache
+def engine_seen() -> tuple[bool | None, str]:
+    return doctor.sees_processes()
+
+
+@pytest.fixture
+def engine_processes_seen() -> None:
+    """The events (make incidents) signal and watch the servers' processes from this machine: where it cannot see the
+    engine's (Docker Desktop's VM), the tests that cause them cannot run."""
+    seen, how = engine_seen()
+    if seen is False:  # None: it could not tell, and the test will say what is wrong
+        pytest.skip(f"the events need a machine that sees the engine's processes; this one: {how}")

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.containers import doctor
 from bench.containers.compose import RunningScenario, compose_command
 from bench.containers.scenarios import ROOT, Target, load_targets
 from bench.modes.slowclients import KINDS
@@ -174,10 +173,9 @@ def test_make_labs_passes_its_labs(tmp_path: Path) -> None:
     assert (tmp_path / "index.html").stat().st_size > 0
 
 
-def test_make_incidents_passes_its_target_event_clients_and_seconds(tmp_path: Path) -> None:
-    seen, how = doctor.sees_processes()
-    if seen is False:  # the events signal the servers' processes from this machine (tests/test_incidents.py skips too)
-        pytest.skip(f"make incidents needs a machine that sees the engine's processes; this one: {how}")
+def test_make_incidents_passes_its_target_event_clients_and_seconds(
+    engine_processes_seen: None, tmp_path: Path
+) -> None:
     variables = ["TARGETS=gunicorn-gevent", "EVENTS=reload", "CLIENTS=10", "SECONDS=4"]
     make("incidents", *variables, f"OUT={tmp_path}")
     (record,) = results_of(tmp_path)["results"]

@@ -1,13 +1,12 @@
-"""`make incidents`: what a graceful reload, a killed worker and a rolling deploy cost under load, end to end in Docker
-on a small load (each a fresh start of the scenario: about 20 s each), the page rendered from a made-up document
-without Docker, and the record typed from where it is measured to where it is read back, written byte for byte as
-before it was typed (main() with Docker faked). The timeline's own counting is tested in test_timeline.py."""
+"""`make incidents`: what a killed worker, a burst of CPU work and a grace period cut short cost under load, end to end
+in Docker on a small load (each a fresh start of the scenario: about 20 s each; the events that lose nothing are in
+test_incidents_lossless.py, the bookstore's writes in test_bookstore_incidents.py), the page rendered from a made-up
+document without Docker, and the record typed from where it is measured to where it is read back, written byte for
+byte as before it was typed (main() with Docker faked). The timeline's own counting is tested in test_timeline.py."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +14,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from bench.containers import doctor
 from bench.containers.scenarios import Target
 from bench.loadgen import timeline
 from bench.measure import bookstore
@@ -24,9 +22,8 @@ from bench.render import render
 from bench.results import store
 from bench.results.incidents import IncidentResult
 from tests.fake_runs import FakeStart, result_set_with
+from tests.incident_runs import SMALL, measured
 
-# A small load: 50 clients, 8 s, the event 3 s in. Enough for a steady rate before and 5 s to get back after.
-SMALL = argparse.Namespace(clients=50, delay=0.5, seconds=8.0, event_at=3.0)
 # A killed worker's replacement starts in about a second on an idle machine; the CPU here is shared and slow.
 BACK_WITHIN = 5.0
 # A killed worker's connections are read from its sockets just before the SIGKILL: it may accept a connection or two
@@ -34,41 +31,10 @@ BACK_WITHIN = 5.0
 RACE = 2
 
 
-@functools.cache
-def engine_seen() -> tuple[bool, str]:
-    return doctor.sees_processes()
-
-
 @pytest.fixture(autouse=True)
 def events_need_the_engine_s_processes(request: pytest.FixtureRequest) -> None:
-    """The events signal and watch the servers' processes from this machine: where it cannot see the engine's
-    (Docker Desktop's VM), the tests that cause them cannot run."""
     if request.node.get_closest_marker("docker"):
-        seen, how = engine_seen()
-        if seen is False:  # None: it could not tell, and the test will say what is wrong
-            pytest.skip(f"the events need a machine that sees the engine's processes; this one: {how}")
-
-
-def measured(target: str, event: str, load_seconds: float | None = None) -> dict:
-    """One run of the event on the small load; `load_seconds` shortens an event's own longer load where the test
-    needs less of it than the committed set."""
-    chosen = incidents.EVENTS[event]
-    if load_seconds:
-        chosen = dataclasses.replace(chosen, load_seconds=load_seconds)
-    record = incidents.run_one(target, chosen, SMALL, 1, {}).to_json()  # as results.json has it
-    assert record.get("verified") and "sent" in record and not record["problem"], record.get("problem")
-    back = record.get("recovery_s")  # none where the event has no moment (max-requests)
-    print(f"{target} / {event}: sent {record['sent']}, lost {record['failed_by_kind']}, back {back}")
-    return record
-
-
-@pytest.mark.docker
-@pytest.mark.parametrize("target", ["gunicorn-gevent", "gunicorn-sync"])
-def test_a_graceful_reload_under_load_loses_nothing(target: str) -> None:
-    record = measured(target, "reload")
-    assert record["failed"] == 0, record["failed_by_kind"]
-    assert record["in_flight_at_event"] > 0 and record["serves_after"], record
-    assert "SIGHUP" in record["event_result"]["did"]
+        request.getfixturevalue("engine_processes_seen")
 
 
 @pytest.mark.docker
@@ -107,17 +73,6 @@ def test_a_burst_of_cpu_work_gets_the_gevent_worker_killed_and_not_the_threads()
 
 
 @pytest.mark.docker
-def test_a_chain_reload_of_uwsgi_behind_nginx_replaces_every_worker_and_loses_nothing() -> None:
-    """uWSGI's own reload (SIGHUP) restarts its HTTP router with the workers; behind Nginx, over the uwsgi protocol,
-    there is no router, and a chain reload replaces the workers one after the other while the master keeps the
-    listening socket: requests wait in its backlog, none is refused or cut."""
-    record = measured("nginx-uwsgi-gevent", "chain-reload")
-    assert record["event_result"]["workers_replaced"] == record["event_result"]["workers"] >= 1, record
-    assert record["failed"] == 0 and record["in_flight_at_event"] > 0, record["failed_by_kind"]
-    assert record["serves_after"], record
-
-
-@pytest.mark.docker
 def test_a_graceful_timeout_shorter_than_the_requests_cuts_the_gevent_worker_s_requests() -> None:
     """A reload during requests of 3 s with gunicorn's graceful timeout at 1 s: the old gevent worker is stopped
     with requests still running, and those are lost (at most the clients' number); with the default 30 s the same
@@ -138,13 +93,6 @@ def test_a_crashed_container_comes_back_with_its_restart_policy() -> None:
     assert record["failed_in_flight_at_event"] == record["in_flight_at_event"] > 0, record
     first = record["first_ok_after_event_s"]
     assert first is not None and first <= BACK_WITHIN and record["serves_after"], record
-
-
-@pytest.mark.docker
-def test_a_rolling_deploy_behind_nginx_loses_nothing() -> None:
-    record = measured("nginx-deploy-gevent", "deploy")
-    assert record["failed"] == 0, record["failed_by_kind"]
-    assert record["serves_after"] and record["event_result"]["did"].count("recreated") == 2
 
 
 @pytest.mark.docker
@@ -176,32 +124,6 @@ def test_granian_replaces_a_killed_worker_only_when_told_to() -> None:
 
 
 @pytest.mark.docker
-def test_a_reload_of_nginx_in_front_loses_nothing() -> None:
-    record = measured("nginx-gunicorn-gevent", "proxy-reload")
-    assert record["failed"] == 0 and record["in_flight_at_event"] > 0, record["failed_by_kind"]
-    assert record["event_result"]["did"] == "nginx -s reload" and record["serves_after"], record
-
-
-@pytest.mark.docker
-def test_a_graceful_reload_during_long_requests_lets_them_finish() -> None:
-    """The same reload as reload-long-short-grace, with gunicorn's default 30 s graceful timeout: the old worker
-    finishes its 3 s requests, none lost."""
-    record = measured("gunicorn-gevent", "reload-long", 10.0)
-    assert "GRACEFUL_TIMEOUT" not in record["environment"], record
-    assert record["failed"] == 0 and record["in_flight_at_event"] > 0, record["failed_by_kind"]
-    assert record["longest_s"] >= incidents.LONG_REQUEST and record["serves_after"], record
-
-
-@pytest.mark.docker
-def test_recycled_workers_lose_nothing_on_gunicorn() -> None:
-    """max-requests: gunicorn replaces each worker after MAX_REQUESTS requests, gracefully: workers replaced during
-    the load, no request lost."""
-    record = measured("gunicorn-sync", "max-requests")
-    assert record["event_result"]["workers_replaced"] >= 1, record["event_result"]
-    assert record["failed"] == 0 and record["serves_after"], record["failed_by_kind"]
-
-
-@pytest.mark.docker
 @pytest.mark.parametrize(("event", "cuts"), [("deploy-long", False), ("deploy-long-short-grace", True)])
 def test_a_deploy_during_long_requests_cuts_them_only_with_a_short_grace_period(event: str, cuts: bool) -> None:
     """The two-copy deploy behind Nginx during 3 s requests, begun once a round of them is in flight: Compose's stop
@@ -218,35 +140,6 @@ def test_a_deploy_during_long_requests_cuts_them_only_with_a_short_grace_period(
         assert cut, (record["failed_by_kind"], record["longest_s"])
     else:
         assert record["failed"] == 0, record["failed_by_kind"]
-
-
-# The bookstore's small data set (conftest.py's small_volume) and a load with writes: 20 clients, 0.1 s apart.
-SCALE = 2100
-WRITING = argparse.Namespace(clients=20, delay=0.1, seconds=6.0, event_at=2.0, scale=SCALE)
-
-
-@pytest.mark.docker
-@pytest.mark.parametrize(
-    ("target", "event"),
-    [
-        *(("bookstore-gunicorn-gevent", event) for event in
-          ("reload", "kill-worker", "kill-container", "recreate", "max-requests-jitter")),
-        ("bookstore-gunicorn-sync", "kill-worker"),
-    ],
-)  # fmt: skip
-def test_every_acknowledged_write_survives_the_event(small_volume: None, target: str, event: str) -> None:
-    """The bookstore under 10 % writes (its one gevent process, and a worker of its thread server): whatever the event
-    does to the requests in flight, every write answered 201 is in Postgres afterwards, and a stored write that was
-    not acknowledged can only be one in flight (at most one per client)."""
-    record = incidents.run_one(target, incidents.EVENTS[event], WRITING, 1, {}).to_json()
-    assert record.get("verified") and "sent" in record and not record["problem"], record.get("problem")
-    print(f"{event}: sent {record['sent']}, lost {record['failed_by_kind']}, writes {record['writes_acknowledged']}")
-    assert record["writes_acknowledged"] > 10 and record["writes_lost"] == 0, record
-    assert record["writes_found"] >= record["writes_acknowledged"], record
-    assert record["writes_unacknowledged"] <= WRITING.clients, record
-    assert record["answered"] > 100, record  # reads and writes were served around the event
-    # Only the container killed outright stays down.
-    assert record["serves_after"] == (event != "kill-container"), record
 
 
 METADATA = {
