@@ -20,10 +20,10 @@ from bench.containers.compose import RunningScenario, ScenarioError
 from bench.containers.scenarios import load_targets
 from bench.loadgen import h2load
 from bench.loadgen.ab import ab_command, parse_ab
-from bench.loadgen.ceiling import ceiling_rps, naive_ceiling_rps
 from bench.loadgen.closed_loop import LOADGENS
 from bench.measure.client import choose_client
 from bench.measure.scenario_start import ScenarioStart
+from bench.models.ceiling import ceiling_rps, naive_ceiling_rps
 from bench.modes import bench as bench_mode
 from bench.render.bench import summarise
 from bench.results.bench import BenchResult

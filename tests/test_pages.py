@@ -84,7 +84,7 @@ def test_bounds_are_worded_as_bounds_and_the_load_generator_has_its_own(recommen
     assert (facts.at_most(at_5000.rps), at_5000.limit) == ("at most 3329", "clients")
     assert facts.fixed(recommend.clients_alone("gunicorn-gevent-2-workers", 5000), 0) == "4994"
     assert facts.at_most(recommend.bound("gunicorn-gevent", 5000, 16).rps) == "at most 969"  # its CPU, 1 process
-    # ab's own ceiling at each load (bench/loadgen/ceiling.py), with no CPU in the request
+    # ab's own ceiling at each load (bench/models/ceiling.py), with no CPU in the request
     assert facts.at_most(recommend.where("c=1000 cpu_units=0").loadgen_ceiling()) == "at most 833"
     assert facts.at_most(recommend.where("c=5000").loadgen_ceiling()) == "at most 3333"
 

@@ -1,8 +1,8 @@
-"""The bounds on more cores (bench/measure/scaling.py): which limit binds, and how each moves with the cores."""
+"""The bounds on more cores (bench/models/scaling.py): which limit binds, and how each moves with the cores."""
 
 from __future__ import annotations
 
-from bench.measure.scaling import Demand, bound, bounds, share_of_bound
+from bench.models.scaling import Demand, bound, bounds, share_of_bound
 
 
 def demand(**changes: object) -> Demand:

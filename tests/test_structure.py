@@ -13,13 +13,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
-# Lowest first: a module imports from its own package or one before it, never one after. The result set's file
-# (bench/results: its format, its typed records, loading and saving) is the bottom: the measuring machinery writes
-# through it, the renderers read through it, the modes do both, and it imports none of them. The renderers sit
+# Lowest first: a module imports from its own package or one before it, never one after. At the bottom the pure
+# models (bench/models: ceilings, bounds, percentiles, medians, spreads), which import nothing of the harness. Then
+# the result set's file (bench/results: its format, its typed records, loading and saving): the measuring machinery
+# writes through it, the renderers read through it, the modes do both, and it imports none of them. The renderers sit
 # above the measuring machinery, which never draws a page: a mode, when its run ends, hands the set as it loads to
 # its renderer. A renderer reads results.json alone, so it needs nothing of what runs containers (and imports
 # nothing that starts a process, below).
-LAYERS = ("results", "loadgen", "containers", "measure", "render", "pages", "modes")
+LAYERS = ("models", "results", "loadgen", "containers", "measure", "render", "pages", "modes")
 # `python -m bench up|down|ab|threads`: the Makefile's commands for one scenario, beside the modes.
 # bench/options.py: each mode's options declared, importing nothing of bench: as low as the records.
 TOP = {"__main__": "modes", "__init__": "loadgen", "options": "results"}
@@ -133,6 +134,12 @@ def test_no_private_name_crosses_a_module(module: str) -> None:
 def test_nothing_imports_a_mode(module: str) -> None:
     modes = {imported for imported in IMPORTS[module] if layer(imported) == "modes"}
     assert not modes, (module, modes)
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if layer(m) == "models"))
+def test_the_models_are_pure(module: str) -> None:
+    """A model is a function of numbers: it imports nothing of the harness and starts nothing."""
+    assert not IMPORTS[module] and not imports_subprocess(module), (module, sorted(IMPORTS[module]))
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if layer(m) == "render"))

@@ -1,2 +1,2 @@
-"""The load generators, the lowest layer: each builds its command and reads its output (ab, hey, wrk, vegeta,
-pgbench), and knows the best a perfect server could score under it (ceiling.py). Nothing here knows a scenario."""
+"""The load generators: each builds its command and reads its output (ab, hey, wrk, vegeta, pgbench), and knows the
+best a perfect server could score under it (from bench/models/ceiling.py). Nothing here knows a scenario."""

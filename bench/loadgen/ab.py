@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bench.loadgen.percentiles import Percentiles
+from bench.models.percentiles import Percentiles
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 Each is one module with the same small interface: a command for n requests from c clients at a delay, a parser
 of its report into the same figures (complete, failed and the kinds it names, non-2xx, seconds, requests per
 second, latency percentiles with at least the 50th and 99th), and its ceiling: the best a perfect server could
-score under that tool, for the same load (bench/loadgen/ceiling.py for ab, the module itself for the others).
+score under that tool, for the same load (bench/models/ceiling.py for ab, the module itself for the others).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from bench.loadgen import ab, ceiling, h2load, hey, wrk
+from bench.loadgen import ab, h2load, hey, wrk
+from bench.models import ceiling
 
 
 class LoadResult(Protocol):

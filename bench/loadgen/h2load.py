@@ -24,7 +24,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from bench.loadgen.percentiles import Percentiles, nearest_rank
+from bench.models.percentiles import Percentiles, nearest_rank
 
 PERCENTILES = (50, 90, 99)
 

@@ -8,7 +8,7 @@ runs from its start to the last answer, so the best it can report is
 
     m / (delay x ceil(m / c'))
 
-which is c' / delay when c' divides m: no solo first request as with ab (bench/loadgen/ceiling.py).
+which is c' / delay when c' divides m: no solo first request as with ab (bench/models/ceiling.py).
 
 What its report says, and does not:
 - "Requests/sec" counts every request that ended, failed ones too, over the whole run.
@@ -25,7 +25,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from bench.loadgen.percentiles import Percentiles
+from bench.models.percentiles import Percentiles
 
 # Go's net/http error messages (hey's, and vegeta's) by what went wrong; the first that matches names it.
 ERROR_KINDS = (

@@ -38,7 +38,7 @@ from datetime import datetime
 from pathlib import Path
 
 from bench.loadgen.hey import error_kind
-from bench.loadgen.percentiles import rounded_rank
+from bench.models.percentiles import rounded_rank
 
 TIMEOUT_SECONDS = 30  # ab's; an answer later than this is a failure ("timeout")
 PERCENTILES = {"p50_ms": 0.5, "p90_ms": 0.9, "p99_ms": 0.99, "p999_ms": 0.999}

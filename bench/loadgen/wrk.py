@@ -39,7 +39,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.loadgen.percentiles import Percentiles
+from bench.models.percentiles import Percentiles
 
 UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _TIME = r"([\d.]+)(us|ms|s|m|h)"

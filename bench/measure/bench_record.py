@@ -9,8 +9,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from bench.containers.scenarios import REFERENCE, Target
-from bench.loadgen.ceiling import cpu_bound_rps, naive_ceiling_rps
 from bench.measure.client import Client, Load
+from bench.models.ceiling import cpu_bound_rps, naive_ceiling_rps
 from bench.results.records import CpuProbe
 
 
@@ -123,7 +123,7 @@ def unmeasured_record(target: Target, load: Load, client: Client, cpu_ms_per_uni
     score.
 
     With CPU work, a request holds its place for the delay plus its CPU time, and the CPU time alone bounds
-    the throughput (bench/loadgen/ceiling.py, cpu_bound_rps). The CPU time is the units times what one unit took in
+    the throughput (bench/models/ceiling.py, cpu_bound_rps). The CPU time is the units times what one unit took in
     the target's own image just before (cpu_ms_per_unit): the server's and Flask's own CPU per request is not
     in it, so with CPU work the ceiling is an upper bound that no server reaches."""
     cpu_seconds = load.cpu * (cpu_ms_per_unit or 0) / 1000

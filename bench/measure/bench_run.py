@@ -15,12 +15,12 @@ from bench.containers import roles
 from bench.containers.compose import SUPPORTING_SERVICES, RunningScenario
 from bench.containers.sampler import EngineSampler, Sampler, alive, docker_proxy_pids, this_network
 from bench.containers.scenarios import Target
-from bench.loadgen.ceiling import efficiency
 from bench.measure.bench_record import BenchRecord, Measurement, unmeasured_record
 from bench.measure.client import Client, Load, query, run_loadgen, verify, warm_up
 from bench.measure.resultset import Progress
 from bench.measure.scenario_start import ScenarioStart
 from bench.measure.server_facts import app_settings, cpu_ms_per_unit, idle_threads, server_command
+from bench.models.ceiling import efficiency
 
 
 def measure(record: BenchRecord, running: RunningScenario) -> Measurement:

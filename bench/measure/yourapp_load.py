@@ -19,13 +19,13 @@ from bench.containers.sampler import Sampler
 from bench.containers.yourapp_ways import RunningWay
 from bench.loadgen import vegeta
 from bench.loadgen.hey import error_kind
-from bench.loadgen.percentiles import rounded_rank
 from bench.loadgen.vegeta_targets import RequestSpec, labels, request_of, vegeta_json_targets
 from bench.measure import profile
 from bench.measure.client import build_loadgen_image
 from bench.measure.yourapp_checks import ask
 from bench.measure.yourapp_database import Database, database_work, per_request
 from bench.measure.yourapp_session import Session, acknowledged, look_up, send_samples
+from bench.models.percentiles import rounded_rank
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,10 @@ from bench.measure.client import choose_client
 from bench.measure.resultset import Progress, ResultSet
 from bench.measure.scenario_start import ScenarioStart
 from bench.measure.server_facts import cpu_ms_per_unit
+from bench.models.spread import median_of
 from bench.options import Option, Options
 from bench.render import labs as renderer
 from bench.render.labs import COLUMNS, cell
-from bench.results.spread import median_of
 
 # The ab image (python:3.14-slim with ab), for its Python: burst.py needs nothing else.
 CLIENT_IMAGE = LOADGENS["ab"].image

@@ -16,10 +16,10 @@ import sys
 from collections.abc import Callable
 
 from bench.containers.scenarios import ConfiguredTarget, Target
-from bench.loadgen.ceiling import cpu_bound_rps
 from bench.measure.bench_run import run_scenario
 from bench.measure.client import Load, choose_client
 from bench.measure.resultset import Progress, ResultSet
+from bench.models.ceiling import cpu_bound_rps
 from bench.options import Option, Options
 from bench.render import map as renderer
 

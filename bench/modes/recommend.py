@@ -7,7 +7,7 @@ go round the whole matrix, so that the machine's drift hits every way alike.
 
 From OUT/results.json alone the page (bench/render/recommend.py) gives each way's share of slow_api alone, what
 a second process buys, what one process tops out at on one core with its CPU per request, and the bounds a machine
-of more cores puts on each way (bench/measure/scaling.py), beside how close this machine came to its own.
+of more cores puts on each way (bench/models/scaling.py), beside how close this machine came to its own.
 """
 
 from __future__ import annotations

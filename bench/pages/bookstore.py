@@ -9,13 +9,13 @@ import math
 from functools import cache
 from pathlib import Path
 
+from bench.models.spread import Spread
 from bench.pages.facts import FactError, Facts
 from bench.render import bookstore_charts
 from bench.render.bookstore_rows import Row, number, ordered, summarise
 from bench.render.shared import Steadiness
 from bench.results import store
 from bench.results.bookstore import BookstoreResult
-from bench.results.spread import Spread
 
 # A share of another figure in words, nearest first: what prose says for "0.65 of it" ("a third less").
 FRACTIONS = ((0.1, "a tenth"), (0.2, "a fifth"), (0.25, "a quarter"), (1 / 3, "a third"), (0.5, "half"),

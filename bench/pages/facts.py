@@ -15,12 +15,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from bench.measure.scaling import Bound, Demand, bound
+from bench.models.scaling import Bound, Demand, bound
+from bench.models.spread import Spread
 from bench.render import shared
 from bench.render.recommend import EVERY_CORE, Way, cpu_ms_of, demand_of, machine_bound, served, ways
 from bench.results import store
 from bench.results.bench import BenchResult
-from bench.results.spread import Spread
 
 Record = dict[str, Any]
 
@@ -235,7 +235,7 @@ class Facts:
 
     def loadgen_ceiling(self) -> float:
         """The load generator's own ceiling at the load selected: the highest `ceiling_rps` its records carry, that
-        of a server holding every client (bench/loadgen/ceiling.py); no server under it can answer more."""
+        of a server holding every client (bench/models/ceiling.py); no server under it can answer more."""
         return self.field("ceiling_rps").high
 
     @cached_property
@@ -261,7 +261,7 @@ class Facts:
         )
 
     def bound(self, target: str, clients: int, cores: int, cpu_units: int = 0) -> Bound:
-        """The model's bound on `cores` cores (bench/measure/scaling.py) from what the target needed here."""
+        """The model's bound on `cores` cores (bench/models/scaling.py) from what the target needed here."""
         return bound(self.demand(target, clients, cpu_units)[1], cores)
 
     def demand(self, target: str, clients: int, cpu_units: int = 0) -> tuple[Way, Demand]:

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from bench.models.spread import Spread
 from bench.pages.facts import FactError, Facts
 from bench.render.map import TIE, Summary, winners
 from bench.results import store
 from bench.results.bench import BenchResult
-from bench.results.spread import Spread
 
 Cell = tuple[float, int, int]  # I/O delay (s), CPU units, clients
 # Where no target leads by TIE, the cell names its winner unless every target came within this factor of it.

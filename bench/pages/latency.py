@@ -3,11 +3,11 @@ cell by cell, in milliseconds with a space between thousands."""
 
 from __future__ import annotations
 
+from bench.models.spread import Spread
 from bench.pages.facts import FactError, Facts
 from bench.render import shared
 from bench.results import store
 from bench.results.latency import LatencyResult
-from bench.results.spread import Spread
 
 
 def steps(found: Facts, fraction: float | None = None) -> list[LatencyResult]:

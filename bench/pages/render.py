@@ -11,8 +11,8 @@ from typing import Any
 
 import jinja2
 
+from bench.models.spread import Spread
 from bench.pages import asserted, bookstore, events, facts, grid, latency, loadgens, rows
-from bench.results.spread import Spread
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = (

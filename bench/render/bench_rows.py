@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from bench.loadgen.ceiling import efficiency
+from bench.models.ceiling import efficiency
+from bench.models.spread import Spread, median_of
 from bench.render import shared
 from bench.results.bench import BenchResult
-from bench.results.spread import Spread, median_of
 
 
 def counted(records: list[BenchResult]) -> list[BenchResult]:

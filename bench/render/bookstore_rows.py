@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from bench.models.spread import median_of
 from bench.render import shared
 from bench.results.bookstore import BookstoreResult
-from bench.results.spread import median_of
 
 # With repeats, a row is its runs' median: these figures as their medians, throughput and share with their range.
 MEDIANS = (

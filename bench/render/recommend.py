@@ -1,6 +1,6 @@
 """A `make recommend` set rendered from OUT/results.json alone: each way's share of slow_api alone at each load, what
 one process per core changes against one, what one process does on one core with its CPU per request, and the
-bounds on machines of more cores (bench/measure/scaling.py) beside how close this machine came to its own; every
+bounds on machines of more cores (bench/models/scaling.py) beside how close this machine came to its own; every
 measurement last. results.md is the page (index.html shows it)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from bench.containers.scenarios import REFERENCE
 from bench.loadgen.closed_loop import LOADGENS
-from bench.measure.scaling import CORES, Demand, bound
+from bench.models.scaling import CORES, Demand, bound
 from bench.render import html_page, shared
 from bench.render.bench import per_request
 from bench.render.bench_rows import Row, counted, summarise

@@ -9,11 +9,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from bench.models.spread import Spread, median_of
 from bench.render import html_page
 from bench.render.shared import head, markdown_table, took
 from bench.render.yourapp_answer import GEVENT_FIX, bound_by, by_way, decision, dominant, seen_column
 from bench.results.records import Metadata
-from bench.results.spread import Spread, median_of
 from bench.results.store import LoadedSet
 from bench.results.yourapp import SAID_ERRORS, YourAppResult, outcome
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from bench.models.spread import median_of
 from bench.results.records import Metadata
-from bench.results.spread import median_of
 from bench.results.yourapp import YourAppResult
 
 AS_FAST = 0.10  # within a tenth of the most requests per second: as fast, and the tail decides

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.models.spread import recorded
 from bench.results.records import Checked
-from bench.results.spread import recorded
 
 
 @dataclass(frozen=True, kw_only=True)
