@@ -141,7 +141,7 @@ def test_make_doctor_s_lines_from_the_committed_sets_and_the_tests_page() -> Non
     line = asserted.make_bench_takes()
     assert line == doctor.make_bench_duration_line(doctor.committed_sets(ROOT))
     assert line == "83.5 min for 22 scenarios (REPEAT=3 ALSO=1000), results/2026-11-25-repeat3 (2026-11-25, 2 cores)"
-    assert asserted.make_test_takes() == "about 25 to 45 minutes once the base images are there (docs/tests.md)"
+    assert asserted.make_test_takes() == "about 25 to 65 minutes once the base images are there (docs/tests.md)"
     assert asserted.ports().split(", ") == [str(port) for port in doctor.PORTS]
 
 
