@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from bench.modes import incidents
+from bench.modes.incidents import run as incidents
 
 # A small load: 50 clients, 8 s, the event 3 s in. Enough for a steady rate before and 5 s to get back after.
 SMALL = argparse.Namespace(clients=50, delay=0.5, seconds=8.0, event_at=3.0)

@@ -19,9 +19,9 @@ import pytest
 from bench.loadgen.ab import parse_ab
 from bench.models.ceiling import ceiling_rps, efficiency, naive_ceiling_rps
 from bench.models.spread import Spread
-from bench.render import render
 from bench.render.bench import COLUMNS, row, summarise
 from bench.results.bench import BenchResult
+from bench.sets import render
 
 OUTPUTS = Path(__file__).parent / "ab_outputs"
 RESULTS = Path(__file__).parent.parent / "results"

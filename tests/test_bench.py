@@ -24,7 +24,7 @@ from bench.loadgen.closed_loop import LOADGENS
 from bench.measure.client import choose_client
 from bench.measure.scenario_start import ScenarioStart
 from bench.models.ceiling import ceiling_rps, naive_ceiling_rps
-from bench.modes import bench as bench_mode
+from bench.modes.bench import run as bench_mode
 from bench.render.bench import summarise
 from bench.results.bench import BenchResult
 from bench.results.store import load

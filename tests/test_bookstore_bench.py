@@ -1,4 +1,4 @@
-"""`make bookstore` (bench/modes/bookstore.py): the pgbench scripts made from the app's captured SQL, pgbench's and
+"""`make bookstore` (bench/modes/bookstore/run.py): the pgbench scripts made from the app's captured SQL, pgbench's and
 wrk's reports, the tables and charts from JSON alone; and in Docker, the scripts from a real capture replayed against
 the real database, and a tiny run of the whole mode."""
 
@@ -17,18 +17,14 @@ import pytest
 from bench.containers.compose import RunningScenario
 from bench.containers.sampler import SAMPLER_IMAGE
 from bench.loadgen import pgbench
-from bench.measure import (
-    bookstore,
-    bookstore_pgbench,
-    bookstore_round,
-    bookstore_wrk,
-    host_probe,
-    postgres_work,
-    profile,
-)
-from bench.modes import bookstore as bookstore_mode
-from bench.render import bookstore as bookstore_renderer
-from bench.render import render
+from bench.measure import bookstore, host_probe, profile
+from bench.modes.bookstore import pgbench_replay as bookstore_pgbench
+from bench.modes.bookstore import postgres_work
+from bench.modes.bookstore import render as bookstore_renderer
+from bench.modes.bookstore import round as bookstore_round
+from bench.modes.bookstore import run as bookstore_mode
+from bench.modes.bookstore import wrk_load as bookstore_wrk
+from bench.sets import render
 from tests.conftest import tool_beside_a_server
 
 OUTPUTS = Path(__file__).parent / "loadgen_outputs"

@@ -8,7 +8,7 @@ import argparse
 
 import pytest
 
-from bench.modes import incidents
+from bench.modes.incidents import run as incidents
 
 # The bookstore's small data set (conftest.py's small_volume) and a load with writes: 20 clients, 0.1 s apart.
 SCALE = 2100

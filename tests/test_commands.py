@@ -16,7 +16,7 @@ import pytest
 
 from bench.containers.compose import RunningScenario, compose_command
 from bench.containers.scenarios import ROOT, Target, load_targets
-from bench.modes.slowclients import KINDS
+from bench.modes.slowclients.run import KINDS
 from tests.conftest import MAKE, Answer, fetch
 
 pytestmark = pytest.mark.docker

@@ -20,7 +20,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.command import Command
 
 from bench.containers.images import build_on_first_use
-from bench.render import render
+from bench.sets import render
 from tests.conftest import wait_for_container
 
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")

@@ -17,10 +17,10 @@ import pytest
 from bench.containers.scenarios import Target
 from bench.loadgen import timeline
 from bench.measure import bookstore
-from bench.modes import incidents
-from bench.render import render
+from bench.modes.incidents import run as incidents
+from bench.modes.incidents.record import IncidentResult
 from bench.results import store
-from bench.results.incidents import IncidentResult
+from bench.sets import render
 from tests.fake_runs import FakeStart, result_set_with
 from tests.incident_runs import SMALL, measured
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.modes import incidents
+from bench.modes.incidents import run as incidents
 from tests.incident_runs import measured
 
 pytestmark = pytest.mark.usefixtures("engine_processes_seen")

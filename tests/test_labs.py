@@ -1,6 +1,6 @@
 """The failure labs (labs/, docs/labs.md) end to end: in each, the broken target shows the failure and the fixed one
-does not. The same measurements as `make labs` (bench/modes/labs.py), with smaller loads and wide margins: one at a time
-against side by side, never a speed target.
+does not. The same measurements as `make labs` (bench/modes/labs/run.py), with smaller loads and wide margins: one at
+a time against side by side, never a speed target.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 from bench.containers.compose import RunningScenario
 from bench.containers.scenarios import LABS, ROOT, SCENARIOS, load_targets
 from bench.measure.client import choose_client
-from bench.modes import labs
-from bench.render import labs as labs_renderer
-from bench.results.labs import LabResult
+from bench.modes.labs import render as labs_renderer
+from bench.modes.labs import run as labs
+from bench.modes.labs.record import LabResult
 from bench.results.store import load
 
 

@@ -13,10 +13,10 @@ from types import SimpleNamespace
 import pytest
 
 from bench.loadgen import vegeta
-from bench.modes import latency
-from bench.render import render
+from bench.modes.latency import run as latency
+from bench.modes.latency.record import LatencyResult
 from bench.results import store
-from bench.results.latency import LatencyResult
+from bench.sets import render
 from tests.fake_runs import FakeStart, result_set_with
 
 RECORD_KEYS = {

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from bench.containers.scenarios import ConfiguredTarget
-from bench.modes import map as workload_map
-from bench.render import map as map_renderer
+from bench.modes.map import render as map_renderer
+from bench.modes.map import run as workload_map
 from bench.results.bench import BenchResult
 
 

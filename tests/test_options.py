@@ -13,8 +13,16 @@ import sys
 
 import pytest
 
-from bench.modes import bench, bookstore, incidents, labs, latency, map, recommend, slowclients, yourapp
 from bench.modes.__main__ import page
+from bench.modes.bench import run as bench
+from bench.modes.bookstore import run as bookstore
+from bench.modes.incidents import run as incidents
+from bench.modes.labs import run as labs
+from bench.modes.latency import run as latency
+from bench.modes.map import run as map
+from bench.modes.recommend import run as recommend
+from bench.modes.slowclients import run as slowclients
+from bench.modes.yourapp import run as yourapp
 from bench.options import Options
 from bench.pages.render import ROOT
 from tests.conftest import MAKE
@@ -162,7 +170,7 @@ BEFORE = [
 # Python for make's PYTHON: the mode run as make runs it, but its ResultSet, the first thing it does after parsing
 # its arguments, prints the command line and mode the set would record and ends the run.
 RECORDED = (
-    "import json, sys; from bench.modes import bench;"
+    "import json, sys; from bench.modes.bench import run as bench;"
     " bench.ResultSet = lambda program, mode, arguments, out: sys.exit(print(json.dumps([mode, arguments])));"
     " sys.argv = sys.argv[2:]; sys.exit(bench.main())"
 )

@@ -132,7 +132,7 @@ def test_how_the_pages_print_a_bound_or_a_setting() -> None:
     assert asserted.percent(0.15) == "15 %"
     assert asserted.kilobytes(hostile_input.UWSGI_HEAD_LIMIT) == "60"  # 61439 bytes
     assert asserted.ticks(0.02) == "2"
-    assert asserted.options(tuple(test_hosts.SMALL_RUN), "--scenarios") == "-n 10 -c 5 --delay 0.3"
+    assert asserted.options(tuple(test_hosts.SMALL_RUN), "--scenarios") == "-n 10 -c 5 --delay 0.3 --cpu 10"
     with pytest.raises(FactError):
         asserted.options(("-n", "10"), "--scenarios")
 

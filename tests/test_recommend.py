@@ -1,4 +1,4 @@
-"""make recommend (bench/modes/recommend.py): its matrix, and a small run of it end to end, rendered."""
+"""make recommend (bench/modes/recommend/run.py): its matrix, and a small run of it end to end, rendered."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.modes import recommend
-from bench.modes.recommend import WAYS, Matrix, plan
+from bench.modes.recommend import run as recommend
+from bench.modes.recommend.run import WAYS, Matrix, plan
 
 
 def test_each_way_runs_at_one_process_and_one_per_core_with_the_same_threads_in_all() -> None:

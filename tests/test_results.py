@@ -9,18 +9,19 @@ from pathlib import Path
 
 import pytest
 
+from bench import sets
 from bench.containers import roles
 from bench.containers.scenarios import ROOT, load_targets
 from bench.measure import host_probe
 from bench.measure.bench_record import Measurement, unmeasured_record
 from bench.measure.client import Client, Load
-from bench.render import render
+from bench.modes.incidents.record import IncidentResult
+from bench.modes.latency.record import LatencyResult
+from bench.modes.slowclients.record import SlowClientResult
 from bench.results import store
 from bench.results.bench import BenchResult
-from bench.results.incidents import IncidentResult
-from bench.results.latency import LatencyResult
 from bench.results.records import CpuProbe
-from bench.results.slowclients import SlowClientResult
+from bench.sets import render
 
 RESULTS = Path(__file__).parent.parent / "results"
 COMMITTED = sorted(path.parent.name for path in RESULTS.glob("*/results.json"))
@@ -97,17 +98,17 @@ def test_every_committed_set_reads_in_today_s_vocabulary(result_set: str) -> Non
 
 @pytest.mark.parametrize("result_set", COMMITTED)
 def test_every_committed_set_loads_typed_with_every_key_named(result_set: str) -> None:
-    """Each record as its mode's kind, and no key left untyped but a lab's own figures (bench/results/labs.py)."""
+    """Each record as its mode's kind, and no key left untyped but a lab's own figures (bench/modes/labs/record.py)."""
     loaded = store.load(RESULTS / result_set)
-    kind = store.RECORD_KINDS[loaded.mode]
-    assert loaded.records_of(kind) == loaded.records and loaded.records
-    assert loaded.mode == "labs" or not [record.extra for record in loaded.records if record.extra]
+    records = loaded.records_of(sets.KINDS[loaded.mode].record)
+    assert records and len(records) == len(loaded.raw)
+    assert loaded.mode == "labs" or not [record.extra for record in records if record.extra]
 
 
 def test_a_record_its_mode_cannot_read_says_which(tmp_path: Path) -> None:
-    write_v1(tmp_path, {"mode": "latency"}, [{"target": "a"}])
+    write_v1(tmp_path, {"mode": "latency", **METADATA}, [{"target": "a"}])
     with pytest.raises(store.FormatError, match="record 0 is no LatencyResult"):
-        store.load(tmp_path)
+        store.load(tmp_path).records_of(LatencyResult)
     write_v1(tmp_path, {"mode": "latency"}, [])
     with pytest.raises(store.FormatError, match="its metadata lacks"):
         store.load(tmp_path)

@@ -17,7 +17,7 @@ from bench.containers.roles import Engine, Roles, RolesScenario
 from bench.containers.sampler import SAMPLER_IMAGE, EngineSampler, Sampler
 from bench.containers.scenarios import REGISTRY, ROOT, load_targets
 from bench.measure.client import verify
-from bench.modes import bench as bench_mode
+from bench.modes.bench import run as bench_mode
 from bench.options import Options
 from tests import engines
 
@@ -42,7 +42,7 @@ def resolved(scenario: str, placed: Roles) -> tuple[dict, dict[str, list[str]]]:
 
 
 def parse(*arguments: str) -> Roles:
-    """The roles of `make bench`'s command line: its declared role options (bench/modes/bench.py)."""
+    """The roles of `make bench`'s command line: its declared role options (bench/modes/bench/run.py)."""
     parser = Options("roles", "python -m bench.modes.bench", bench_mode.ROLE_OPTIONS).parser(None)
     return roles.from_arguments(parser.parse_args(list(arguments)))
 

@@ -24,7 +24,7 @@ import yaml
 from bench.containers.compose import RunningScenario, compose_command, docker
 from bench.containers.scenarios import REGISTRY, ROOT, SCENARIOS, Target, load_targets
 from bench.measure.server_facts import cpu_ms_per_unit, image_packages
-from bench.modes.slowclients import KINDS
+from bench.modes.slowclients.run import KINDS
 from tests.conftest import fetch, load
 from tests.cpu_share import where_the_cpu_was_there
 from tests.hostile_framing import TUTORIAL_APP, assert_framing_answered

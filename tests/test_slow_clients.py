@@ -1,7 +1,7 @@
 """Slow clients, end to end: a few hundred connections that send slowly, or nothing at all, must not keep a
 production server from answering a normal request, and once they leave every server answers as before.
 
-Three kinds (bench/modes/slowclients.py): half a request head, 2 bytes of an announced 100 KB body, and connections
+Three kinds (bench/modes/slowclients/run.py): half a request head, 2 bytes of an announced 100 KB body, and connections
 kept open and silent after one answered request. CONNECTIONS of one kind are opened to a target, then one normal
 request (`GET /?delay=0` on a new connection) must be answered within ANSWER_SECONDS. The targets this stops are
 listed in AFFECTED, as the README says, each with its defence in DEFENCES: Nginx, a buffering proxy, in front of
@@ -20,8 +20,8 @@ from pathlib import Path
 from bench.containers.compose import RunningScenario
 from bench.containers.scenarios import SCENARIOS, Target, load_targets
 from bench.measure.resultset import raise_file_limit
-from bench.modes.slowclients import KINDS, Hold, hold, recover
-from bench.render import render
+from bench.modes.slowclients.run import KINDS, Hold, hold, recover
+from bench.sets import render
 
 CONNECTIONS = 300  # above every thread pool here (200 at most), far below what an event loop holds
 ANSWER_SECONDS = 3.0  # a normal request takes 0.01 to 0.1 s here; a server the slow clients stop never answers it

@@ -15,15 +15,22 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 # Lowest first: a module imports from its own package or one before it, never one after. At the bottom the pure
 # models (bench/models: ceilings, bounds, percentiles, medians, spreads), which import nothing of the harness. Then
-# the result set's file (bench/results: its format, its typed records, loading and saving): the measuring machinery
-# writes through it, the renderers read through it, the modes do both, and it imports none of them. The renderers sit
-# above the measuring machinery, which never draws a page: a mode, when its run ends, hands the set as it loads to
-# its renderer. A renderer reads results.json alone, so it needs nothing of what runs containers (and imports
-# nothing that starts a process, below).
-LAYERS = ("models", "results", "loadgen", "containers", "measure", "render", "pages", "modes")
-# `python -m bench up|down|ab|threads`: the Makefile's commands for one scenario, beside the modes.
+# the result set's file (bench/results: its format, the record modes share, loading and saving): the measuring
+# machinery writes through it, the renderers read through it, the modes do both, and it imports none of them. The
+# renderers' shared drawing (bench/render) sits above the measuring machinery, which never draws a page. A mode
+# (bench/modes) is a room of its own: a package holding its run, and its record and its renderer where no other mode
+# shares them, which imports nothing of another mode; when its run ends it hands the set as it loads to its
+# renderer, which reads results.json alone, so it needs nothing of what runs containers (and imports nothing that
+# starts a process, below). The docs' pages (bench/pages) cite the sets of every mode; at the top, the modules that
+# know every mode: bench/sets.py (each mode's record and renderer), make help's and the commands' entry points.
+LAYERS = ("models", "results", "loadgen", "containers", "measure", "render", "modes", "pages", "top")
 # bench/options.py: each mode's options declared, importing nothing of bench: as low as the records.
-TOP = {"__main__": "modes", "__init__": "loadgen", "options": "results"}
+# `python -m bench up|down|ab|threads` (the Makefile's commands for one scenario), `python -m bench.modes` (make
+# help), `python -m bench.render OUT` and bench/sets.py: at the top.
+TOP = {
+    "__main__": "top", "__init__": "loadgen", "options": "results", "sets": "top", "modes.__main__": "top",
+    "render.__main__": "top",
+}  # fmt: skip
 
 
 def module_name(path: Path) -> str:
@@ -37,6 +44,12 @@ MODULES = {module_name(path): path for path in sorted(BENCH.rglob("*.py"))}
 
 def layer(module: str) -> str:
     return TOP.get(module) or module.split(".")[0]
+
+
+def room(module: str) -> str | None:
+    """The mode a module of bench/modes belongs to: "modes.latency.run" -> "latency", "modes.bench" -> "bench"."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "modes" and len(parts) > 1 and layer(module) == "modes" else None
 
 
 def imports() -> dict[str, dict[str, set[str]]]:
@@ -131,9 +144,20 @@ def test_no_private_name_crosses_a_module(module: str) -> None:
 
 
 @pytest.mark.parametrize("module", sorted(IMPORTS))
-def test_nothing_imports_a_mode(module: str) -> None:
-    modes = {imported for imported in IMPORTS[module] if layer(imported) == "modes"}
-    assert not modes, (module, modes)
+def test_a_mode_imports_nothing_of_another(module: str) -> None:
+    """A mode's room is its own: what two modes share lives in a layer below them."""
+    mine = room(module)
+    others = {imported for imported in IMPORTS[module] if mine and room(imported) not in (None, mine)}
+    assert not others, (module, sorted(others))
+
+
+@pytest.mark.parametrize("module", sorted(IMPORTS))
+def test_nothing_imports_a_mode_s_run(module: str) -> None:
+    """A run is started, not imported: only by its room's `python -m` entry and the entry points at the top (make
+    help reads each run's options)."""
+    runs = {imported for imported in IMPORTS[module] if (mode := room(imported)) and imported == run_module(mode)}
+    own_entry = module.endswith(".__main__") and runs == {run_module(room(module) or "")}
+    assert layer(module) == "top" or own_entry or not runs, (module, sorted(runs))
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if layer(m) == "models"))
@@ -142,7 +166,9 @@ def test_the_models_are_pure(module: str) -> None:
     assert not IMPORTS[module] and not imports_subprocess(module), (module, sorted(IMPORTS[module]))
 
 
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if layer(m) == "render"))
+@pytest.mark.parametrize(
+    "module", sorted(m for m in MODULES if layer(m) == "render" or (room(m) and m.endswith(".render")))
+)
 def test_renderers_run_nothing(module: str) -> None:
     """A set renders from its results.json alone: on any machine, without Docker, long after the run. So nothing a
     renderer imports, directly or through others, starts a process (a load generator's run, docker)."""
@@ -152,10 +178,26 @@ def test_renderers_run_nothing(module: str) -> None:
 
 # --- Adding a mode (docs/project.md): each step of the checklist, checked for every mode -----------------------
 
-# bench/modes/__main__.py is make help's, not a mode.
-MODES = sorted(
-    module.removeprefix("modes.") for module in MODULES if module.startswith("modes.") and module != "modes.__main__"
-)
+MODES = sorted({mode for mode in map(room, MODULES) if mode})
+
+
+def run_module(mode: str) -> str:
+    """The module that runs the mode: its room's run.py."""
+    return f"modes.{mode}.run"
+
+
+def renderer_module(mode: str) -> str:
+    """Its room's render.py, or the renderer it shares with others below (make bench's tables)."""
+    return f"modes.{mode}.render" if f"modes.{mode}.render" in MODULES else f"render.{mode}"
+
+
+def test_every_mode_is_a_room() -> None:
+    """A package with its run and its `python -m` entry; no mode left as a module of bench/modes."""
+    loose = [m for m in MODULES if layer(m) == "modes" and m.count(".") == 1 and MODULES[m].name != "__init__.py"]
+    assert not loose, loose
+    assert not [mode for mode in MODES if {run_module(mode), f"modes.{mode}.__main__"} - MODULES.keys()]
+
+
 MAKEFILE = (ROOT / "Makefile").read_text()
 PROJECT_DOC = (ROOT / "docs" / "project.md").read_text()
 
@@ -166,24 +208,21 @@ def test_there_are_modes() -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_mode_has_its_kind_of_record(mode: str) -> None:
-    """1. Its record typed in bench/results, named in store.RECORD_KINDS under the mode's name."""
-    from bench.results import store
+    """1. Its record typed (in its room's record.py, or in bench/results), named in bench/sets.py's KINDS under the
+    mode's name."""
+    from bench import sets
+    from bench.results.records import Record
 
-    assert mode in store.RECORD_KINDS, f"bench/results/store.py's RECORD_KINDS has no entry {mode!r}"
-
-
-def test_every_kind_of_set_that_loads_has_its_renderer() -> None:
-    """A set loads typed by its mode, and renders by it: the two tables name the same modes and kinds."""
-    from bench import render
-    from bench.results import store
-
-    assert set(store.RECORD_KINDS) == set(render.RENDERERS)
+    assert mode in sets.KINDS, f"bench/sets.py's KINDS has no entry {mode!r}"
+    assert issubclass(sets.KINDS[mode].record, Record)
+    if f"modes.{mode}.record" in MODULES:
+        assert sets.KINDS[mode].record.__module__ == f"bench.modes.{mode}.record"
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_mode_has_a_main_and_a_result_set(mode: str) -> None:
-    """2. bench/modes/<mode>.py with main(), which opens a ResultSet, finishes it and renders it."""
-    tree = ast.parse(MODULES[f"modes.{mode}"].read_text())
+    """2. bench/modes/<mode>/run.py with main(), which opens a ResultSet, finishes it and renders it."""
+    tree = ast.parse(MODULES[run_module(mode)].read_text())
     functions = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
     calls = {
         node.func.id if isinstance(node.func, ast.Name) else node.func.attr
@@ -200,7 +239,7 @@ def test_a_mode_starts_its_scenarios_through_scenario_start(mode: str) -> None:
     which uses it): its images' packages recorded, and a scenario that fails turned into records, the same way in
     every mode. So a mode neither enters a scenario in a `with` of its own, nor reads packages, nor catches
     ScenarioError."""
-    tree = ast.parse(MODULES[f"modes.{mode}"].read_text())
+    tree = ast.parse(MODULES[run_module(mode)].read_text())
 
     def name(node: ast.expr) -> str:
         return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
@@ -221,14 +260,14 @@ def test_a_mode_starts_its_scenarios_through_scenario_start(mode: str) -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_mode_has_its_renderer_in_the_dispatch(mode: str) -> None:
-    """3. bench/render/<mode>.py with render(out, loaded), named in the dispatch under the mode's name, and the mode
-    itself imports it: its run ends by rendering its own set, nothing below the modes draws a page."""
-    from bench import render
+    """3. Its renderer (its room's render.py, or bench/render/<mode>.py) with render(out, loaded), named in
+    bench/sets.py under the mode's name, and the run itself imports it: its run ends by rendering its own set,
+    nothing below the modes draws a page."""
+    from bench import sets
 
-    renderer = render.RENDERERS.get(mode)
-    assert renderer is not None, f"render.RENDERERS has no entry {mode!r}"
-    assert renderer.__name__ == f"bench.render.{mode}" and callable(renderer.render), renderer.__name__
-    assert f"render.{mode}" in IMPORTS[f"modes.{mode}"], f"bench/modes/{mode}.py does not import its renderer"
+    renderer = sets.KINDS[mode].renderer
+    assert renderer.__name__ == f"bench.{renderer_module(mode)}" and callable(renderer.render), renderer.__name__
+    assert renderer_module(mode) in IMPORTS[run_module(mode)], f"{run_module(mode)} does not import its renderer"
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -245,16 +284,17 @@ def test_the_makefile_runs_only_modes_that_exist() -> None:
 
 def test_the_render_dispatch_names_only_renderers_of_modes() -> None:
     """A renderer without its mode renders nothing new: every dispatch entry is a mode or one of its kinds."""
-    from bench import render
+    from bench import sets
 
-    kinds = {"sweep", "overload"}  # make sweep and make overload are make bench's modes (bench/modes/bench.py)
-    assert set(render.RENDERERS) <= set(MODES) | kinds, sorted(set(render.RENDERERS) - set(MODES) - kinds)
+    kinds = {"sweep", "overload"}  # make sweep and make overload are make bench's modes (bench/modes/bench/run.py)
+    assert set(sets.KINDS) <= set(MODES) | kinds, sorted(set(sets.KINDS) - set(MODES) - kinds)
 
 
 def test_docs_show_every_layer_and_mode() -> None:
     """docs/project.md's picture names each package and each mode, so that it cannot fall behind the code."""
-    missing = [f"bench/{name}/" for name in LAYERS if f"bench/{name}/" not in PROJECT_DOC]
-    missing += [f"modes/{mode}.py" for mode in MODES if f"{mode}.py" not in PROJECT_DOC]
+    missing = [f"bench/{name}/" for name in LAYERS if name != "top" and f"bench/{name}/" not in PROJECT_DOC]
+    missing += ["bench/sets.py"] if "bench/sets.py" not in PROJECT_DOC else []
+    missing += [f"modes/{mode}" for mode in MODES if f"{mode}.py" not in PROJECT_DOC and f"{mode}/" not in PROJECT_DOC]
     assert not missing, f"docs/project.md does not name {missing}"
 
 

@@ -195,7 +195,7 @@ def test_a_server_that_closes_after_every_answer_gets_a_connection_per_request()
     """The warm-up finds the server closing each kept-alive connection after its answer (make incidents' keeps_alive):
     the load then says `Connection: close` and opens one per request, racing no close; against a server that keeps
     them, it keeps them."""
-    from bench.modes.incidents import keeps_alive
+    from bench.modes.incidents.run import keeps_alive
 
     found = {}
     for name, handler in (("closing", ClosingHandler), ("keeping", KeepingHandler)):

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from bench.containers.compose import docker
-from bench.modes import yourapp
-from bench.render.yourapp_answer import DOMINATES, request_shares
+from bench.modes.yourapp import run as yourapp
+from bench.modes.yourapp.answer import DOMINATES, request_shares
+from bench.modes.yourapp.record import YourAppResult
 from bench.results.store import load
-from bench.results.yourapp import YourAppResult
 
 HERE = Path(__file__).parent / "yourapp_app"
 PORTS = ["--port", "3190", "--nginx-port", "8190"]

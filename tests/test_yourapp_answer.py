@@ -8,11 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.render import yourapp as page
-from bench.render.yourapp_answer import decision, dominant, seen_share
+from bench.modes.yourapp import render as page
+from bench.modes.yourapp.answer import decision, dominant, seen_share
+from bench.modes.yourapp.record import YourAppResult
 from bench.results.records import Metadata
 from bench.results.store import load
-from bench.results.yourapp import YourAppResult
 
 FLASKR = Path(__file__).parent.parent / "results" / "2026-11-26-yourapp-flaskr"
 

@@ -28,11 +28,12 @@ from flask import Flask, Response, make_response, redirect, url_for
 from itsdangerous import TimestampSigner, URLSafeTimedSerializer
 from werkzeug.serving import make_server
 
-from bench.containers import yourapp_ways
 from bench.loadgen.vegeta_targets import RequestsFileError, RequestSpec, read_requests, vegeta_json_targets
-from bench.measure import yourapp_checks, yourapp_load
-from bench.measure.answer_match import mask, same_answer
-from bench.measure.yourapp_checks import (
+from bench.modes.yourapp import checks as yourapp_checks
+from bench.modes.yourapp import load as yourapp_load
+from bench.modes.yourapp import ways as yourapp_ways
+from bench.modes.yourapp.answer_match import mask, same_answer
+from bench.modes.yourapp.checks import (
     Answer,
     AnswerParts,
     Expected,
@@ -594,7 +595,7 @@ def test_the_blocked_place_kept_is_the_one_reported_most_often() -> None:
 
 
 def test_an_unknown_way_is_one_line_before_anything_is_built(capsys: pytest.CaptureFixture[str]) -> None:
-    from bench.modes import yourapp as mode
+    from bench.modes.yourapp import run as mode
 
     with pytest.raises(SystemExit, match=r"^unknown way no-such-way; choose among: .*gunicorn-threads"):
         app = Path(__file__).parent / "yourapp_app"

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.modes import yourapp
+from bench.modes.yourapp import run as yourapp
+from bench.modes.yourapp.record import YourAppResult
 from bench.results.store import load
-from bench.results.yourapp import YourAppResult
 
 pytestmark = pytest.mark.docker
 

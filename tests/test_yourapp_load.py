@@ -29,8 +29,10 @@ from bench.loadgen.vegeta_targets import (
     with_session,
 )
 from bench.measure.client import build_loadgen_image
-from bench.measure.yourapp_load import summarise
-from bench.measure.yourapp_session import (
+from bench.modes.yourapp import render as page
+from bench.modes.yourapp.load import summarise
+from bench.modes.yourapp.record import YourAppResult, outcome
+from bench.modes.yourapp.session import (
     acknowledged,
     cookie_header,
     errors_in_log,
@@ -40,8 +42,6 @@ from bench.measure.yourapp_session import (
     send,
     send_samples,
 )
-from bench.render import yourapp as page
-from bench.results.yourapp import YourAppResult, outcome
 
 FLASKR = Path(__file__).resolve().parent.parent / "yourapp" / "examples" / "flaskr" / "requests.txt"
 

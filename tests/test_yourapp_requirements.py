@@ -16,12 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from bench.containers import compose, yourapp_image
+from bench.containers import compose
 from bench.containers.compose import ScenarioError
-from bench.containers.yourapp_errors import error_line
-from bench.containers.yourapp_image import AppError, AppSource, app_dockerfile, app_source
-from bench.containers.yourapp_ways import RunningWay, Way
-from bench.measure.yourapp_database import Database, postgres_service
+from bench.modes.yourapp import image as yourapp_image
+from bench.modes.yourapp.database import Database, postgres_service
+from bench.modes.yourapp.errors import error_line
+from bench.modes.yourapp.image import AppError, AppSource, app_dockerfile, app_source
+from bench.modes.yourapp.ways import RunningWay, Way
 
 CAPTURED = Path(__file__).parent / "yourapp_captured"
 ROOT = Path(__file__).resolve().parent.parent
@@ -221,7 +222,7 @@ def test_a_src_layout_without_a_build_system_is_on_the_import_path(tmp_path: Pat
 
 
 def test_the_servers_pins_an_app_replaces_are_named(tmp_path: Path) -> None:
-    from bench.containers.yourapp_requirements import replaced_pins_line, replaced_server_pins, server_pins
+    from bench.modes.yourapp.requirements import replaced_pins_line, replaced_server_pins, server_pins
 
     pins = {"gunicorn": "27.0.1", "gevent": "26.9.0", "greenlet": "3.5.6", "click": "8.5.1"}
     lines = (
@@ -250,7 +251,7 @@ def test_flask_older_than_2_2_is_named_by_flask_app_not_by_the_app_option() -> N
     Flask 2.1.3). FLASK_APP works on every version."""
     servers = (ROOT / "yourapp" / "Dockerfile-servers").read_text()
     assert "FLASK_APP=yourapp_entry:application" in servers
-    from bench.modes.yourapp import EXAMPLES
+    from bench.modes.yourapp.run import EXAMPLES
 
     assert "--app" not in EXAMPLES["flaskr"].setup
 
@@ -380,7 +381,7 @@ def test_where_the_app_said_nothing_compose_s_error_line_is_it(monkeypatch: pyte
 
 
 def test_a_healthcheck_s_time_is_its_start_period_and_interval_times_retries() -> None:
-    from bench.containers.yourapp_services import duration_seconds, health_seconds
+    from bench.modes.yourapp.services import duration_seconds, health_seconds
 
     assert health_seconds({"interval": "5s", "retries": 5, "start_period": "10s"}) == 35
     assert health_seconds({"interval": "1m30s", "retries": 2}) == 180
@@ -412,7 +413,7 @@ services:
 
 
 def test_the_services_file_s_services_and_their_deadlines(tmp_path: Path) -> None:
-    from bench.containers.yourapp_services import ServiceHealth, services_health
+    from bench.modes.yourapp.services import ServiceHealth, services_health
 
     (tmp_path / "services.yml").write_text(SERVICES)
     assert services_health(tmp_path / "services.yml") == [
@@ -463,7 +464,7 @@ class Services:
 
 
 def wait(services: Services, clock: Clock, path: Path) -> str:
-    from bench.containers.yourapp_services import ServiceError, services_health, wait_for_services
+    from bench.modes.yourapp.services import ServiceError, services_health, wait_for_services
 
     path.write_text(SERVICES)
     with pytest.raises(ServiceError) as raised:
@@ -495,7 +496,7 @@ def test_a_service_that_turns_unhealthy_is_named_when_it_does(tmp_path: Path) ->
 
 
 def test_services_that_come_up_are_waited_for_no_longer(tmp_path: Path) -> None:
-    from bench.containers.yourapp_services import services_health, wait_for_services
+    from bench.modes.yourapp.services import services_health, wait_for_services
 
     clock = Clock()
     services = Services(clock, {"postgres": "starting", "redis": "running", "cache": "running"},
@@ -527,7 +528,7 @@ def test_the_entry_names_the_error_an_app_s_error_was_raised_from(tmp_path: Path
 
 def test_a_service_compose_did_not_start_is_named_with_compose_s_words(tmp_path: Path) -> None:
     """Where Compose stopped at another's failure, the one it never started says nothing of its own."""
-    from bench.containers.yourapp_services import ServiceError, services_health, wait_for_services
+    from bench.modes.yourapp.services import ServiceError, services_health, wait_for_services
 
     clock = Clock()
     (tmp_path / "services.yml").write_text(SERVICES)

@@ -7,7 +7,7 @@ the next request as soon as the last one ended, like a browser or a service's HT
 briefly and reconnects, so a server that is down is not hammered by a tight loop of refused connections.
 
 Everything here is in seconds from the load's start. The standard library only, and no Docker: the event is a
-callable the caller gives (bench/modes/incidents.py sends a signal, kills or replaces a container)."""
+callable the caller gives (bench/modes/incidents/run.py sends a signal, kills or replaces a container)."""
 
 from __future__ import annotations
 

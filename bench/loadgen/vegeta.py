@@ -1,5 +1,5 @@
 """Running vegeta (v12.13.0): open loop at a fixed rate (make latency), and reading its results request by request;
-closed loop from a file of targets (make yourapp's mix, read in bench/measure/yourapp_load.py).
+closed loop from a file of targets (make yourapp's mix, read in bench/modes/yourapp/load.py).
 
 Why vegeta: ab, hey and wrk are closed loops: a client sends its next request only when the last one is answered,
 so a server that slows down is sent less, and the requests it would have delayed are never sent nor timed

@@ -21,7 +21,9 @@ def declared(target: str) -> Options | None:
     """The target's declaration: its mode's, or, for a target that runs another's mode (`make sweep`), the one
     among that mode's others."""
     for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
-        mode = None if module.name.startswith("_") else importlib.import_module(f"bench.modes.{module.name}")
+        # Each mode is a room (a package) whose run is run.py.
+        name = f"bench.modes.{module.name}.run"
+        mode = None if module.name.startswith("_") or not module.ispkg else importlib.import_module(name)
         options = getattr(mode, "OPTIONS", None)
         if isinstance(options, Options):
             found = {each.target: each for each in (options, *options.others)}.get(target)
@@ -50,13 +52,13 @@ def page(makefiles: list[Path]) -> str:
     lines = [
         "# The options of each make target",
         "",
-        "Written by `make pages` from each mode's declaration of its options (`OPTIONS` in `bench/modes/<target>.py`),",
-        "from which its `--help` and `make help` come too. Set an option with its make variable (`make latency",
-        'RATES="50 100"`) or, running the module yourself, with its flag. A variable left empty is an option not',
-        "given: the mode's default. An option without a variable is on the command line only; one whose default is",
-        "*always* is on its target's command line always. `make bench`, `sweep` and `overload` run one mode",
-        "(`python -m bench.modes.bench`), each target with its own options. `make ab` (the tutorial's ab command,",
-        "`python -m bench ab`) takes `N=`, `C=` and `DELAY=` as its `make help` line says.",
+        "Written by `make pages` from each mode's declaration of its options (`OPTIONS` in its run,",
+        "`bench/modes/<target>/run.py`), from which its `--help` and `make help` come too. Set an option with its",
+        'make variable (`make latency RATES="50 100"`) or, running the module yourself, with its flag. A variable',
+        "left empty is an option not given: the mode's default. An option without a variable is on the command line",
+        "only; one whose default is *always* is on its target's command line always. `make bench`, `sweep` and",
+        "`overload` run one mode (`python -m bench.modes.bench`), each target with its own options. `make ab` (the",
+        "tutorial's ab command, `python -m bench ab`) takes `N=`, `C=` and `DELAY=` as its `make help` line says.",
     ]
     for target, said, options in targets(makefiles):
         if options:

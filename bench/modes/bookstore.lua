@@ -1,4 +1,4 @@
--- wrk's script for `make bookstore` (bench/modes/bookstore.py): requests spread like users', not one cached row.
+-- wrk's script for `make bookstore` (bench/modes/bookstore/run.py): requests spread like users', not one cached row.
 -- Arguments after `--`: the load (author, list or mixed), SCALE (valid ids are 1..SCALE), the list's first
 -- offset and how many pages past it (list), the share of writes in a thousand (mixed), a token that marks
 -- this run's writes and the JSON body of a write, with @@MARKER@@ where each write's marker goes. Each thread

@@ -1,5 +1,5 @@
 """`make bookstore` sets as docs/bookstore.md shows them: each target's row at a load and number of clients as the
-set's results.md summarises it (bench/render/bookstore_rows.py: with repeats the median run, its figures the medians
+set's results.md summarises it (bench/modes/bookstore/rows.py: with repeats the median run, its figures the medians
 of all runs), cell by cell; the ladder's rungs and what each bought over the one above; the profiles' milliseconds;
 and the words for how much one figure is of another ("by a third", "halves")."""
 
@@ -10,12 +10,12 @@ from functools import cache
 from pathlib import Path
 
 from bench.models.spread import Spread
+from bench.modes.bookstore import charts as bookstore_charts
+from bench.modes.bookstore.record import BookstoreResult
+from bench.modes.bookstore.rows import Row, number, ordered, summarise
 from bench.pages.facts import FactError, Facts
-from bench.render import bookstore_charts
-from bench.render.bookstore_rows import Row, number, ordered, summarise
 from bench.render.shared import Steadiness
 from bench.results import store
-from bench.results.bookstore import BookstoreResult
 
 # A share of another figure in words, nearest first: what prose says for "0.65 of it" ("a third less").
 FRACTIONS = ((0.1, "a tenth"), (0.2, "a fifth"), (0.25, "a quarter"), (1 / 3, "a third"), (0.5, "half"),

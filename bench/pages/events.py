@@ -6,9 +6,9 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+from bench.modes.incidents.record import IncidentResult
 from bench.pages.facts import Facts
 from bench.results import store
-from bench.results.incidents import IncidentResult
 
 
 @cache

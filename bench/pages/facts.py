@@ -17,8 +17,8 @@ from typing import Any
 
 from bench.models.scaling import Bound, Demand, bound
 from bench.models.spread import Spread
+from bench.modes.recommend.render import EVERY_CORE, Way, cpu_ms_of, demand_of, machine_bound, served, ways
 from bench.render import shared
-from bench.render.recommend import EVERY_CORE, Way, cpu_ms_of, demand_of, machine_bound, served, ways
 from bench.results import store
 from bench.results.bench import BenchResult
 
@@ -245,8 +245,8 @@ class Facts:
 
     @cached_property
     def rows(self) -> list[Way]:
-        """The set's rows as its page renders them (bench/render/recommend.py): a configuration, placement and load
-        with its repeats summarised, the median run its record."""
+        """The set's rows as its page renders them (bench/modes/recommend/render.py): a configuration, placement and
+        load with its repeats summarised, the median run its record."""
         return ways(store.load(self.out).records_of(BenchResult))
 
     def row(self, target: str, clients: int, cpu_units: int = 0, placement: str = EVERY_CORE) -> Way | None:
@@ -308,7 +308,7 @@ class Facts:
         return found.record
 
     def cpu_ms(self, target: str, clients: int, cpu_units: int = 0, placement: str = EVERY_CORE) -> float:
-        """The app's CPU per request in the median run (bench/render/recommend.py's cpu_ms)."""
+        """The app's CPU per request in the median run (bench/modes/recommend/render.py's cpu_ms)."""
         spent = cpu_ms_of(self.median_run(target, clients, cpu_units, placement))
         if spent is None:
             raise FactError(f"no CPU per request of {target} at {clients} clients")

@@ -8,8 +8,8 @@ from functools import cache
 from pathlib import Path
 
 from bench.models.spread import Spread
+from bench.modes.map.render import TIE, Summary, winners
 from bench.pages.facts import FactError, Facts
-from bench.render.map import TIE, Summary, winners
 from bench.results import store
 from bench.results.bench import BenchResult
 

@@ -4,10 +4,10 @@ cell by cell, in milliseconds with a space between thousands."""
 from __future__ import annotations
 
 from bench.models.spread import Spread
+from bench.modes.latency.record import LatencyResult
 from bench.pages.facts import FactError, Facts
 from bench.render import shared
 from bench.results import store
-from bench.results.latency import LatencyResult
 
 
 def steps(found: Facts, fraction: float | None = None) -> list[LatencyResult]:

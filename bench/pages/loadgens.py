@@ -13,11 +13,11 @@ from datetime import datetime
 from bench.loadgen import wrk
 from bench.loadgen.closed_loop import LOADGENS
 from bench.models.spread import Spread
+from bench.modes.recommend.render import EVERY_CORE, Way
 from bench.pages.facts import FactError, Facts, Record, comparison, fixed
 from bench.pages.rows import spread_percent, throughput, way_of
 from bench.render import shared
 from bench.render.bench import per_request_ms
-from bench.render.recommend import EVERY_CORE, Way
 
 # A connection closed after every answer makes docker-proxy accept a new one per request: its CPU per request
 # then comes to several times slow_api alone's (whose client, hey, keeps its connections). Twice is the line

@@ -3,7 +3,7 @@
 import sys
 from pathlib import Path
 
-from bench.render import render
+from bench.sets import render
 
 for folder in sys.argv[1:] or sys.exit("usage: python -m bench.render OUT [OUT ...]"):
     render(Path(folder))

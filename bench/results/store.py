@@ -1,7 +1,8 @@
 """OUT/results.json, the one file every table, chart and page of a set is drawn from: the one place it is written
 and read. A run writes it after every record (a run stopped half-way keeps what it measured), in today's format;
-a read gives today's vocabulary whatever version wrote the file (upgrade.py), as JSON objects (read_json) or as the
-records typed by the mode that made the set (load)."""
+a read gives today's vocabulary whatever version wrote the file (upgrade.py), as JSON objects (read_json) or with
+its metadata typed and its records typed as the reader asks (load, records_of): each mode's reader knows its own
+record, and this file none of them."""
 
 from __future__ import annotations
 
@@ -11,33 +12,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bench.results import upgrade
-from bench.results.bench import BenchResult
-from bench.results.bookstore import BookstoreResult
-from bench.results.incidents import IncidentResult
-from bench.results.labs import LabResult
-from bench.results.latency import LatencyResult
 from bench.results.records import Metadata, Record
-from bench.results.slowclients import SlowClientResult
-from bench.results.yourapp import YourAppResult
 
 FILE = "results.json"
 # The version written into every new file. 1: every set without a "format" key; 2: one vocabulary across the modes.
 FORMAT = 2
 
-# Each mode's record; make bench's kinds (sweep, overload) and make map write make bench's.
-RECORD_KINDS: dict[str, type[Record]] = {
-    "bench": BenchResult,
-    "sweep": BenchResult,
-    "overload": BenchResult,
-    "map": BenchResult,
-    "latency": LatencyResult,
-    "slowclients": SlowClientResult,
-    "labs": LabResult,
-    "bookstore": BookstoreResult,
-    "incidents": IncidentResult,
-    "yourapp": YourAppResult,
-    "recommend": BenchResult,
-}
 Kind = TypeVar("Kind", bound=Record)
 
 
@@ -47,21 +27,26 @@ class FormatError(ValueError):
 
 @dataclass(frozen=True)
 class LoadedSet:
-    """A result set as read: its metadata and its records, typed."""
+    """A result set as read: its metadata typed, its records as JSON objects in today's vocabulary until a reader
+    types them as its mode's kind (records_of): the kind is the mode's own, so the file's format knows none of them."""
 
     metadata: Metadata
-    records: list[Record]
+    raw: list[dict[str, Any]]
     version: int  # the format the file was written in
+    path: Path  # its results.json, for the errors
 
     @property
     def mode(self) -> str:
         return self.metadata.mode
 
     def records_of(self, kind: type[Kind]) -> list[Kind]:
-        """The records as the renderer of the set's mode reads them: every one of them of its mode's kind."""
-        typed = [record for record in self.records if isinstance(record, kind)]
-        if len(typed) != len(self.records):
-            raise FormatError(f"a {self.mode} set whose records are not all {kind.__name__}")
+        """Every record as `kind`: what the renderer of the set's mode reads."""
+        typed = []
+        for index, record in enumerate(self.raw):
+            try:
+                typed.append(kind.from_json(record))
+            except TypeError as error:  # a key its kind needs is missing
+                raise FormatError(f"{self.path}: record {index} is no {kind.__name__}: {error}") from None
         return typed
 
 
@@ -92,18 +77,10 @@ def read_json(out: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 
 def load(out: Path) -> LoadedSet:
-    """The set typed: each record as its mode's kind (a mode this harness does not know, from a newer one, as make
-    bench's, whose table any closed-loop record fills)."""
+    """The set, its metadata typed; its records typed by the reader that knows their kind (records_of)."""
     version, metadata, records = read_versioned(out)
-    kind = RECORD_KINDS.get(metadata["mode"], BenchResult)
-    typed = []
-    for index, record in enumerate(records):
-        try:
-            typed.append(kind.from_json(record))
-        except TypeError as error:  # a key its kind needs is missing
-            raise FormatError(f"{out / FILE}: record {index} is no {kind.__name__}: {error}") from None
     try:
-        return LoadedSet(Metadata.from_json(metadata), typed, version)
+        return LoadedSet(Metadata.from_json(metadata), records, version, out / FILE)
     except TypeError as error:
         raise FormatError(f"{out / FILE}: its metadata lacks what every set records: {error}") from None
 

@@ -1,0 +1,7 @@
+"""`python -m bench.modes.incidents`, what `make incidents` runs."""
+
+import sys
+
+from bench.modes.incidents.run import main
+
+sys.exit(main())
