@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from bench.containers.compose import RunningScenario
-from bench.containers.scenarios import load_targets
-from bench.loadgen.ab import parse_ab
-from bench.measure.client import choose_client, run_loadgen
+from bench.containers.scenarios import Target, load_targets
+from bench.loadgen.ab import AbResult, parse_ab
+from bench.measure.client import Client, choose_client, run_loadgen
 from tests.conftest import load
 from tests.cpu_share import where_the_cpu_was_there
 
@@ -35,13 +35,8 @@ def test_clients_far_beyond_capacity_queue_and_the_server_survives(scenario_name
     with RunningScenario(scenario_name) as running:
         processes = running.processes("flask_app").keys()
         (target,) = load_targets(scenario_name)
-        _, output = run_loadgen(target, running, client, CLIENTS, CLIENTS, DELAY)
-        result = parse_ab(output)
-        # Every client answered, none refused: the ones beyond capacity waited in the listen backlog...
-        assert (result.complete, result.failed, result.non2xx) == (CLIENTS, 0, 0), result
-        # ...in rounds of what the server holds at once, not all at the end of a timeout.
-        rounds = CLIENTS / holds_at_once
-        assert result.percentiles_ms[100] <= 3 * rounds * DELAY * 1000 + 5000, result.percentiles_ms
+        # A check of time: on 1.3 cores with the other parts busy, gevent's slowest of 3000 took 15.3 s of 14.
+        result = where_the_cpu_was_there(lambda: queued_in_rounds(target, running, client, holds_at_once))
         # The same processes, and all of them serve: a full round answers in about one delay (plus this test
         # client's own overhead), where a wedged worker, or one still stuck with the overload, would leave part
         # of the round for a second delay.
@@ -51,6 +46,18 @@ def test_clients_far_beyond_capacity_queue_and_the_server_survives(scenario_name
             f"{scenario_name}: {CLIENTS} clients, {result.complete} answered, {result.failed} failed, longest"
             f" {result.percentiles_ms[100] / 1000:.1f} s; then 200 at once in {elapsed:.2f} s"
         )
+
+
+def queued_in_rounds(target: Target, running: RunningScenario, client: Client, holds_at_once: int) -> AbResult:
+    """CLIENTS at once, each a request of DELAY s: ab's figures, once every client was answered and none refused (the
+    ones beyond capacity waited in the listen backlog), in rounds of what the server holds at once, not all at the
+    end of a timeout."""
+    _, output = run_loadgen(target, running, client, CLIENTS, CLIENTS, DELAY)
+    result = parse_ab(output)
+    assert (result.complete, result.failed, result.non2xx) == (CLIENTS, 0, 0), result
+    rounds = CLIENTS / holds_at_once
+    assert result.percentiles_ms[100] <= 3 * rounds * DELAY * 1000 + 5000, result.percentiles_ms
+    return result
 
 
 def a_round_in_about_one_delay(url: str, round_delay: float = 3.0) -> float:

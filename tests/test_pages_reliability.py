@@ -20,6 +20,7 @@ FAULTS, OVERLOAD, SCENARIOS, HOSTS = (
     "tests/test_faults.py", "tests/test_overload.py", "tests/test_scenarios.py", "tests/test_hosts.py",
 )  # fmt: skip
 OVERLOADED = "test_clients_far_beyond_capacity_queue_and_the_server_survives"
+QUEUED = "queued_in_rounds"  # its check of the 3000 clients, made again where the other parts had the CPU
 STOP = "test_stop_lets_requests_in_flight_finish"
 
 
@@ -63,7 +64,7 @@ def test_a_name_a_test_function_assigns_a_parameter_s_default_and_its_cases() ->
         "sync-gunicorn",
     ]
     # from the test's constants and its case: 3000 clients in rounds of 200
-    assert asserted.local(OVERLOAD, OVERLOADED, "rounds", holds_at_once=200) == 15
+    assert asserted.local(OVERLOAD, QUEUED, "rounds", holds_at_once=200) == 15
     with pytest.raises(FactError):
         asserted.local(SCENARIOS, STOP, "answers")  # assigned, but not from constants
     with pytest.raises(FactError):
@@ -81,13 +82,13 @@ def test_a_name_a_test_function_assigns_a_parameter_s_default_and_its_cases() ->
 
 def test_the_bound_a_test_asserts_on_what_it_measured() -> None:
     # in rounds of what the server holds at once: 3000 clients are 15 rounds of the threads', 3 of gevent's
-    assert asserted.bound(OVERLOAD, OVERLOADED, "result.percentiles_ms[100]", holds_at_once=200) == 50_000
-    assert asserted.bound(OVERLOAD, OVERLOADED, "result.percentiles_ms[100]", holds_at_once=1000) == 14_000
+    assert asserted.bound(OVERLOAD, QUEUED, "result.percentiles_ms[100]", holds_at_once=200) == 50_000
+    assert asserted.bound(OVERLOAD, QUEUED, "result.percentiles_ms[100]", holds_at_once=1000) == 14_000
     assert asserted.bound(SCENARIOS, STOP, "stopped_in") == 1.0  # delay / 2
     with pytest.raises(FactError):
-        asserted.bound(OVERLOAD, OVERLOADED, "elapsed")  # not a side of any assert of that test
+        asserted.bound(OVERLOAD, QUEUED, "elapsed")  # not a side of any assert of that function
     with pytest.raises(FactError):
-        asserted.bound(OVERLOAD, OVERLOADED, "result.percentiles_ms[100]")  # its holds_at_once not given
+        asserted.bound(OVERLOAD, QUEUED, "result.percentiles_ms[100]")  # its holds_at_once not given
 
 
 def test_the_round_s_bound_is_the_one_the_test_s_own_function_holds(monkeypatch: pytest.MonkeyPatch) -> None:
