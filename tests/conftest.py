@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -27,6 +28,7 @@ from bench.containers import doctor
 from bench.containers.compose import RunningScenario
 from bench.containers.scenarios import REFERENCE, ROOT, SCENARIOS
 from bench.measure.client import choose_client
+from bench.results import store
 from tests import engines
 
 # `make` as a test runs it: the harness on this test's interpreter (the venv's, as the Makefile's PYTHON); `-o` keeps
@@ -320,3 +322,13 @@ def engine_processes_seen() -> None:
     seen, how = engine_seen()
     if seen is False:  # None: it could not tell, and the test will say what is wrong
         pytest.skip(f"the events need a machine that sees the engine's processes; this one: {how}")
+
+
+def read_back_as_written(folder: Path, kind: type[Any]) -> None:
+    """A set a mode just wrote, read back as its records' class and written again: the same file's records, key for
+    key and in order (the class writes what it reads)."""
+    written = json.loads((folder / "results.json").read_text())["results"]
+    again = [record.to_json() for record in store.load(folder).records_of(kind)]
+    assert json.dumps(again) == json.dumps(written), [
+        (list(a), list(b)) for a, b in zip(again, written, strict=True) if list(a) != list(b) or a != b
+    ][:1]

@@ -12,14 +12,15 @@ from bench.modes.incidents import run as incidents
 SMALL = argparse.Namespace(clients=50, delay=0.5, seconds=8.0, event_at=3.0)
 
 
-def measured(target: str, event: str, load_seconds: float | None = None) -> dict:
-    """One run of the event on the small load; `load_seconds` shortens an event's own longer load where the test
-    needs less of it than the committed set."""
+def measured(target: str, event: str, load_seconds: float | None = None, load: argparse.Namespace = SMALL) -> dict:
+    """One run of the event on `load` (the small one unless a test gives its own); `load_seconds` shortens an event's
+    own longer load where the test needs less of it than the committed set."""
     chosen = incidents.EVENTS[event]
     if load_seconds:
         chosen = dataclasses.replace(chosen, load_seconds=load_seconds)
-    record = incidents.run_one(target, chosen, SMALL, 1, {}).to_json()  # as results.json has it
+    record = incidents.run_one(target, chosen, load, 1, {}).to_json()  # as results.json has it
     assert record.get("verified") and "sent" in record and not record["problem"], record.get("problem")
     back = record.get("recovery_s")  # none where the event has no moment (max-requests)
-    print(f"{target} / {event}: sent {record['sent']}, lost {record['failed_by_kind']}, back {back}")
+    writes = f", writes {record['writes_acknowledged']}" if "writes_acknowledged" in record else ""
+    print(f"{target} / {event}: sent {record['sent']}, lost {record['failed_by_kind']}, back {back}{writes}")
     return record

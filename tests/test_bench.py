@@ -28,7 +28,7 @@ from bench.modes.bench import run as bench_mode
 from bench.render.bench import summarise
 from bench.results.bench import BenchResult
 from bench.results.store import load
-from tests.conftest import tool_against_slow_api
+from tests.conftest import read_back_as_written, tool_against_slow_api
 
 RECORD_KEYS = {
     "scenario", "target", "server", "mode", "workers", "threads_per_worker", "gevent_cores", "n", "c", "delay",
@@ -324,6 +324,7 @@ def test_unsteady_measurements_are_measured_again_with_a_reference_of_their_own(
         ("slow_api-alone", 0, None, None, None), ("gunicorn-gevent", 0, True, None, None),
         ("slow_api-alone", 1, None, None, True), ("gunicorn-gevent", 1, None, 0, None),
     ]  # fmt: skip
+    read_back_as_written(tmp_path, BenchResult)
     assert all(record["cpu_probe"]["steady"] is False and record["ok"] for record in records), records
     reference, rerun = records[2:]
     assert rerun["vs_reference"] == round(rerun["rps"] / reference["rps"], 3), rerun
@@ -346,6 +347,7 @@ def test_a_variant_runs_beside_the_file_s_settings_on_python_3_13(tmp_path: Path
     plain, variant = document["results"]
     assert (plain["target"], variant["target"]) == ("gunicorn-sync", f"gunicorn-sync {variant_settings}")
     assert "settings" not in plain and variant["settings"] == {"WORKER_CONNECTIONS": "1000", "PYTHON_VERSION": "3.13"}
+    read_back_as_written(tmp_path, BenchResult)
     connections = [record["server_command"][record["server_command"].index("--worker-connections") + 1]
                    for record in (plain, variant)]  # fmt: skip
     assert connections == ["50", "1000"], connections
@@ -387,6 +389,7 @@ def test_an_overload_run_steps_up_the_clients(tmp_path: Path) -> None:
     assert document["metadata"]["mode"] == "overload"
     # In ascending order, one request per client, none failed at these loads.
     assert [(r["c"], r["n"], r["ok"]) for r in document["results"]] == [(10, 10, True), (50, 50, True)]
+    read_back_as_written(tmp_path, BenchResult)
     assert (
         "| gunicorn-gevent | 1 x 1000 greenlets | 50 | none up to 50 | – | – |" in (tmp_path / "results.md").read_text()
     )

@@ -24,8 +24,9 @@ from bench.modes.bookstore import render as bookstore_renderer
 from bench.modes.bookstore import round as bookstore_round
 from bench.modes.bookstore import run as bookstore_mode
 from bench.modes.bookstore import wrk_load as bookstore_wrk
+from bench.modes.bookstore.record import BookstoreResult
 from bench.sets import render
-from tests.conftest import tool_beside_a_server
+from tests.conftest import read_back_as_written, tool_beside_a_server
 
 OUTPUTS = Path(__file__).parent / "loadgen_outputs"
 SCALE = 2100  # the size tests/test_bookstore.py uses: one small volume for both
@@ -124,8 +125,8 @@ def test_the_ladder_is_the_unchanged_app_then_its_rungs() -> None:
     assert all(target.reads_end_with == "commit" for target in ladder[1:])  # from the first rung on
     # A rung's records say the ending it fixes, whatever the run's; the ways' say the run's.
     record = bookstore_round.bookstore_fields(ladder[1], bookstore.BY_NAME["author"], 1000, 3, "rollback")
-    assert (record["reads_end_with"], record["pgbench_protocol"], record["rung"]) == ("commit", "prepared", 1)
-    assert record["target"] == ladder[1].name
+    assert (record.reads_end_with, record.pgbench_protocol, record.rung) == ("commit", "prepared", 1)
+    assert record.target == ladder[1].name
     paced = pgbench.command({"/scripts/author.sql": 100}, 16, 8, "bookstore", "prepared", rate=241.37)
     assert paced[paced.index("--rate") + 1] == "241.4"
     assert "--rate" not in pgbench.command({"/scripts/author.sql": 100}, 16, 8, "bookstore", "prepared")
@@ -377,6 +378,7 @@ def test_a_tiny_bookstore_run_makes_a_valid_set(
     assert document["metadata"]["command"].startswith("python -m bench.modes.bookstore --scale 2100")
     assert document["metadata"]["database"]["authors"] >= SCALE  # and what other tests' writes left
     records = document["results"]
+    read_back_as_written(tmp_path, BookstoreResult)
     named = [f"{name}{suffix}" for suffix in ("", " READS_END_WITH=commit") for name in arguments[3:5]]
     assert [r["target"] for r in records] == named, records
     for ending in ("rollback", "commit"):
@@ -427,7 +429,7 @@ def test_a_tiny_bookstore_run_makes_a_valid_set(
         way = "through the engine: docker" if measured["target"].startswith("bookstore-granian") else "this machine"
         assert measured["sampled_on"] == way, measured
         host = measured["cpu_probe"]["seconds"]["host"]  # the four probes around wrk and pgbench
-        assert host.keys() == set(host_probe.PROBES) and all(seconds > 0 for seconds in host.values()), measured
+        assert list(host) == list(host_probe.MOMENTS) and all(seconds > 0 for seconds in host.values()), measured
         # The database alone again, paced to this target's own rate: pgbench keeps to it (far below its own).
         assert f"--rate {measured['rps']:.1f}" in measured["pgbench_at_app_rate_command"], measured
         assert measured["pgbench_at_app_rate_tps"] == pytest.approx(measured["rps"], rel=0.2), measured

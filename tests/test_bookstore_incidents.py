@@ -8,7 +8,7 @@ import argparse
 
 import pytest
 
-from bench.modes.incidents import run as incidents
+from tests.incident_runs import measured
 
 # The bookstore's small data set (conftest.py's small_volume) and a load with writes: 20 clients, 0.1 s apart.
 SCALE = 2100
@@ -30,9 +30,7 @@ def test_every_acknowledged_write_survives_the_event(
     """The bookstore under 10 % writes (its one gevent process, and a worker of its thread server): whatever the event
     does to the requests in flight, every write answered 201 is in Postgres afterwards, and a stored write that was
     not acknowledged can only be one in flight (at most one per client)."""
-    record = incidents.run_one(target, incidents.EVENTS[event], WRITING, 1, {}).to_json()
-    assert record.get("verified") and "sent" in record and not record["problem"], record.get("problem")
-    print(f"{event}: sent {record['sent']}, lost {record['failed_by_kind']}, writes {record['writes_acknowledged']}")
+    record = measured(target, event, load=WRITING)
     assert record["writes_acknowledged"] > 10 and record["writes_lost"] == 0, record
     assert record["writes_found"] >= record["writes_acknowledged"], record
     assert record["writes_unacknowledged"] <= WRITING.clients, record

@@ -11,6 +11,7 @@ from bench.containers.scenarios import ConfiguredTarget
 from bench.modes.map import render as map_renderer
 from bench.modes.map import run as workload_map
 from bench.results.bench import BenchResult
+from tests.conftest import read_back_as_written
 
 
 def test_winner_lead_and_the_rigged_pair() -> None:
@@ -60,6 +61,7 @@ def test_tiny_map_end_to_end(tmp_path: Path) -> None:
     assert workload_map.main([*arguments, "--out", str(out)]) == 0
     document = json.loads((out / "results.json").read_text())
     assert document["metadata"]["mode"] == "map"
+    read_back_as_written(out, BenchResult)
     assert document["metadata"]["cpus"] == [0, 40]
     records = {record["cpu_units"]: record for record in document["results"]}
     assert set(records) == {0, 40}

@@ -10,6 +10,8 @@ import pytest
 
 from bench.modes.recommend import run as recommend
 from bench.modes.recommend.run import WAYS, Matrix, plan
+from bench.results.bench import BenchResult
+from tests.conftest import read_back_as_written
 
 
 def test_each_way_runs_at_one_process_and_one_per_core_with_the_same_threads_in_all() -> None:
@@ -66,6 +68,7 @@ def test_a_small_run_measures_both_placements_each_against_its_own_reference(tmp
     assert recommend.main(arguments) == 0
     records = json.loads((tmp_path / "results.json").read_text())["results"]
     assert all(record["ok"] for record in records), [r["problem"] for r in records if not r["ok"]]
+    read_back_as_written(tmp_path, BenchResult)
     by = {(r["placement"], r["label"], r["cpu_units"]): r for r in records}
     assert set(by) == {
         ("every core", "slow_api-alone", 0), ("every core", "gunicorn-gevent", 0), ("every core", "gunicorn-gevent", 3),

@@ -14,6 +14,7 @@ from bench.modes.yourapp import run as yourapp
 from bench.modes.yourapp.answer import DOMINATES, request_shares
 from bench.modes.yourapp.record import YourAppResult
 from bench.results.store import load
+from tests.conftest import read_back_as_written
 
 HERE = Path(__file__).parent / "yourapp_app"
 PORTS = ["--port", "3190", "--nginx-port", "8190"]
@@ -26,6 +27,7 @@ def run_mode(capsys: pytest.CaptureFixture[str], *options: str) -> tuple[int, st
 
 
 def records(out: Path) -> dict[str, YourAppResult]:
+    read_back_as_written(out, YourAppResult)
     return {record.target: record for record in load(out).records_of(YourAppResult)}
 
 

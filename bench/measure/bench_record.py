@@ -1,25 +1,34 @@
-"""make bench's record (make sweep's, overload's and map's too): one target under one closed-loop load, the best a
-perfect server could score under it, whether the target answered right, and what was measured (Measurement); then,
-once a run's records are in, each one's throughput as a share of slow_api alone under the same load."""
+"""make bench's record (make sweep's, overload's, map's and recommend's too), built as it is measured, in one place
+(measured_record): the fixed part first (what was loaded and how, the best a perfect server could score), the server at
+rest, then what was measured (Measurement: the load generator's figures, the server's processes sampled meanwhile) once
+the target answered right; then, once a run's records are in, each one's throughput as a share of slow_api alone under
+the same load. Every step returns a new BenchResult (bench/results/bench.py), the class the store reads it back as."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+import resource
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from bench.containers import roles
+from bench.containers.compose import SUPPORTING_SERVICES, RunningScenario
+from bench.containers.sampler import EngineSampler, Sampler, alive, docker_proxy_pids, this_network
 from bench.containers.scenarios import REFERENCE, Target
-from bench.measure.client import Client, Load
-from bench.models.ceiling import cpu_bound_rps, naive_ceiling_rps
+from bench.measure.client import Client, Load, query, run_loadgen, verify, warm_up
+from bench.measure.resultset import Progress
+from bench.measure.server_facts import at_rest
+from bench.models.ceiling import cpu_bound_rps, efficiency, naive_ceiling_rps
+from bench.results.bench import BenchResult
 from bench.results.records import CpuProbe
 
 
-@dataclass
+@dataclass(frozen=True)
 class Measurement:
     """What the load generator counted, and what the server's processes used meanwhile (bench/containers/sampler.py)."""
 
     command: str
-    usage: dict[str, Any]  # the sampler's Usage as JSON, or why there is none ({"not_sampled": ...})
+    usage: dict[str, Any]  # the sampler's Usage as JSON, or why there is none ({"not_sampled": ...}); sampled_on
     rps: float | None = None  # None: the load generator did not finish, `problem` says why
     seconds: float | None = None
     complete: int | None = None  # wrk runs for a time: its count is the server's, not the one asked for
@@ -30,95 +39,13 @@ class Measurement:
     non2xx: int | None = None
     problem: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        figures = {key: value for key, value in asdict(self).items() if key not in ("command", "usage", "problem")}
-        finished = {} if self.rps is None else figures
-        return {"command": self.command, **self.usage, **finished, "problem": self.problem}
+    def fields(self) -> dict[str, Any]:
+        """The record's fields it fills."""
+        figures = {key: value for key, value in vars(self).items() if key not in ("usage", "problem")}
+        return figures | self.usage
 
 
-@dataclass
-class BenchRecord:
-    """One target under one load: what was loaded and how, the best a perfect server could score, whether the
-    target answered right, and what was measured. `to_json` is the record as results.json keeps it."""
-
-    target: Target
-    load: Load
-    client: Client
-    cpu_ms_per_unit: float | None
-    ceiling_rps: float
-    ceiling_naive_rps: float
-    app_settings: dict[str, str] | None = None  # None: the scenario did not start
-    server_command: list[str] | None = None
-    threads_idle: int | None = None
-    verified: bool = False
-    problem: str | None = None
-    measurement: Measurement | None = None
-    cpu_probe: CpuProbe | None = None  # the CPU's speed around the measurement (bench/containers/roles.py)
-    survived: bool | None = None  # overload: did the target still answer after its first failing load
-    repeat: int | None = None
-    # A re-run (--rerun-unsteady): the repeat whose unsteady record this one stands in for; that record keeps
-    # `superseded` and stays in results.json, out of the tables.
-    rerun_of: int | None = None
-    superseded: bool = False
-    # What a mode adds to its records (the map: its label and settings; the harness: where each role ran).
-    extra: dict[str, Any] = field(default_factory=dict)
-    vs_reference: float | None = None
-    reference_rps: float | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.verified and not self.problem
-
-    @property
-    def unsteady(self) -> bool:
-        return self.cpu_probe is not None and self.cpu_probe.steady is False
-
-    @property
-    def rps(self) -> float | None:
-        return self.measurement.rps if self.measurement else None
-
-    def to_json(self) -> dict[str, Any]:
-        record = {
-            **self.target.record_fields(),
-            "n": self.load.n,
-            "c": self.load.c,
-            "delay": self.load.delay,
-            "cpu_units": self.load.cpu,
-            "cpu_ms_per_unit": self.cpu_ms_per_unit,
-            "client": self.client.place,
-            "loadgen": self.client.loadgen.name,
-            "keepalive": self.client.loadgen.keepalive,
-            "ceiling_rps": self.ceiling_rps,
-            "ceiling_naive_rps": self.ceiling_naive_rps,
-        }
-        if self.app_settings is not None:
-            record["app_settings"] = self.app_settings
-        if self.server_command is not None:
-            record["server_command"] = self.server_command
-        if self.threads_idle is not None:
-            record["threads_idle"] = self.threads_idle
-        record |= {"verified": self.verified, "problem": self.problem}
-        if self.measurement:
-            record |= self.measurement.to_json()
-        if self.cpu_probe is not None:
-            record["cpu_probe"] = self.cpu_probe.to_json()
-        record["problem"] = self.problem
-        if self.survived is not None:
-            record["survived"] = self.survived
-        if self.repeat is not None:
-            record["repeat"] = self.repeat
-        if self.rerun_of is not None:
-            record["rerun_of"] = self.rerun_of
-        if self.superseded:
-            record["superseded"] = True
-        record["ok"] = self.ok
-        record |= self.extra
-        if self.vs_reference is not None:
-            record |= {"reference_rps": self.reference_rps, "vs_reference": self.vs_reference}
-        return record
-
-
-def unmeasured_record(target: Target, load: Load, client: Client, cpu_ms_per_unit: float | None = None) -> BenchRecord:
+def unmeasured_record(target: Target, load: Load, client: Client, cpu_ms_per_unit: float | None = None) -> BenchResult:
     """The record before any measurement, its fixed part: what was loaded, how, and the best a perfect server could
     score.
 
@@ -132,19 +59,139 @@ def unmeasured_record(target: Target, load: Load, client: Client, cpu_ms_per_uni
     if cpu_seconds:
         bound = cpu_bound_rps(cpu_seconds, target.workers, os.cpu_count() or 1)
         ceiling, naive = min(ceiling, bound), min(naive, bound)
-    return BenchRecord(target, load, client, cpu_ms_per_unit, round(ceiling, 2), round(naive, 2))
+    return BenchResult(
+        **target.record_fields(), n=load.n, c=load.c, delay=load.delay, cpu_units=load.cpu,
+        cpu_ms_per_unit=cpu_ms_per_unit, client=client.place, loadgen=client.loadgen.name,
+        keepalive=client.loadgen.keepalive, ceiling_rps=round(ceiling, 2), ceiling_naive_rps=round(naive, 2),
+        verified=False, ok=False,
+    )  # fmt: skip
 
 
-def compare_to_reference(records: list[BenchRecord]) -> None:
-    """Each record's throughput as a share of slow_api alone under the same load, client and repeat."""
+def checked(
+    record: BenchResult, problem: str | None, measurement: Measurement | None = None,
+    cpu_probe: CpuProbe | None = None, survived: bool | None = None,
+) -> BenchResult:  # fmt: skip
+    """The record once its target was verified (`problem` None) or not, and measured where it was."""
+    verified = problem is None
+    if measurement is not None:
+        problem = measurement.problem
+    measured = measurement.fields() if measurement is not None else {}
+    return replace(
+        record, **measured, verified=verified, problem=problem, ok=verified and not problem, cpu_probe=cpu_probe,
+        survived=survived,
+    )  # fmt: skip
+
+
+def measured_record(
+    running: RunningScenario, target: Target, load: Load, client: Client, progress: Progress, placed: roles.Roles,
+    overload: bool, unit_costs: dict[str, float],
+) -> BenchResult:  # fmt: skip
+    """One target of a started scenario under one load: what its server is at rest, verified, warmed up (not for
+    overload, a sudden flood), loaded while its processes are sampled between two CPU probes; overloaded, whether it
+    still answers."""
+    label = f"{running.scenario} / {target.name}"
+    facts = at_rest(running, target.service, unit_costs if load.cpu else None)
+    record = unmeasured_record(target, load, client, facts.cpu_ms_per_unit)
+    record = replace(
+        record, app_settings=facts.app_settings, server_command=facts.server_command, threads_idle=facts.threads_idle
+    )
+    progress.show(label, "verifying")
+    problem = verify(target, load.delay, load.cpu)
+    if problem is not None:
+        return checked(record, problem)
+    if not overload:
+        warm_up(target, running, client, load.c)
+    tool = client.loadgen.name
+    progress.show(label, f"loading: {tool} -n {load.n} -c {load.c}, {query(load.delay, load.cpu)}")
+    before = roles.probe(placed)
+    measurement = measure(target, load, client, record.ceiling_rps, running)
+    cpu_probe = roles.steadiness(before, roles.probe(placed))
+    survived = None
+    if overload and measurement.problem:
+        # The first failing concurrency is the finding; what matters next is that the server lives.
+        progress.show(label, "overloaded: does it still answer?")
+        survived = verify(target, load.delay) is None
+    return checked(record, problem, measurement, cpu_probe, survived)
+
+
+def measure(target: Target, load: Load, client: Client, ceiling_rps: float, running: RunningScenario) -> Measurement:
+    """The load generator's figures and the server's usage during the load, or the problem that spoiled them."""
+    services = running.container_ids()
+    # The sampler reads /proc here where this machine sees the server's processes, or else through the server's
+    # engine in a container that sees them (bench/containers/sampler.py: sees_container, EngineSampler).
+    server_cli, local = running.docker_cli(target.service), running.sees_processes(target.service)
+    near = {
+        service for service in services
+        if (running.sees_processes(service) if local else running.docker_cli(service) == server_cli)
+    }  # fmt: skip
+    server_pid = running.main_pid(target.service)
+    postgres_pid = running.main_pid("postgres") if "postgres" in near else None
+    # Everything else on a request's path on the same machine, whose CPU time is spent on the same cores.
+    others = {
+        service: [running.main_pid(service)]
+        for service in SUPPORTING_SERVICES
+        if service in near and service != target.service
+    }
+    # A client on this machine loads the published port: docker-proxy, on the engine's machine, is on the path; here,
+    # the engine's proxies are the ones of the client's 127.0.0.1.
+    proxied = client.place == "host"
+    if proxied and local:
+        others["docker-proxy"] = docker_proxy_pids(this_network())
+    loadgen_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    sampler: Sampler | EngineSampler = (
+        Sampler(server_pid, postgres_pid, others)
+        if local
+        else EngineSampler(server_cli, server_pid, postgres_pid, others, docker_proxy=proxied)
+    )
+    with sampler:
+        command, output = run_loadgen(target, running, client, load.n, load.c, load.delay, load.cpu)
+    loadgen_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    usage: dict[str, Any] = {"not_sampled": sampler.problem} if sampler.problem else asdict(sampler.usage)
+    usage["sampled_on"] = sampler.sampled_on
+    if client.place == "host" and "cpu_seconds_others" in usage:
+        spent = loadgen_after.ru_utime + loadgen_after.ru_stime - loadgen_before.ru_utime - loadgen_before.ru_stime
+        usage["cpu_seconds_others"][client.loadgen.name] = round(spent, 2)
+    measured = Measurement(" ".join(command), usage)
+    # Docker's userland proxy stops for good when accept() fails, e.g. out of file descriptors: from then on
+    # no request reaches the server, however well it is doing.
+    proxy_died = not all(alive(pid) for pid in others.get("docker-proxy", []))
+    proxy_note = "; docker-proxy exited: the published port forwards nothing until restarted" if proxy_died else ""
+    try:
+        result = client.loadgen.parse(output)
+    except ValueError as error:
+        return replace(measured, problem=f"{client.loadgen.name} did not finish: {error}{proxy_note}")
+    problem = None
+    if result.failed or result.non2xx:
+        # ab counts failure events (one reset can be a receive error, a length and an exception), not requests.
+        kinds = ", ".join(f"{kind} {count}" for kind, count in result.failure_kinds.items())
+        problem = f"{client.loadgen.name} counted {result.failed} failures ({kinds}) and {result.non2xx} non-2xx"
+        problem += f" answers in {load.n} requests"
+    if proxy_died:
+        problem = (problem or "no failure") + proxy_note
+    return replace(
+        measured, rps=result.rps, seconds=result.seconds, complete=result.complete,
+        efficiency=round(efficiency(result.rps, ceiling_rps), 3), p50_ms=result.p50_ms, p99_ms=result.p99_ms,
+        failed=result.failed, non2xx=result.non2xx, problem=problem,
+    )  # fmt: skip
+
+
+def load_of(record: BenchResult) -> Load:
+    return Load(record.n, record.c, record.delay, record.cpu_units)
+
+
+def compared_to_reference(records: list[BenchResult]) -> list[BenchResult]:
+    """Each record, with its throughput as a share of slow_api alone under the same load, client, repeat and placement
+    (make recommend's)."""
 
     # slow_api has no CPU knob: with ?cpu=, the reference is still slow_api alone at the same delay.
-    def key(record: BenchRecord) -> tuple[int, int, float, str, int | None]:
-        return record.load.n, record.load.c, record.load.delay, record.client.place, record.repeat
+    def key(record: BenchResult) -> tuple[int, int, float, str, int | None, str | None]:
+        return record.n, record.c, record.delay, record.client, record.repeat, record.placement
 
-    reference = {key(r): r.rps for r in records if r.target.scenario == REFERENCE and r.ok}
+    reference = {key(r): r.rps for r in records if r.scenario == REFERENCE and r.ok}
+    compared = []
     for record in records:
         reference_rps = reference.get(key(record))
         if reference_rps and record.ok and record.rps is not None:
-            record.reference_rps = reference_rps
-            record.vs_reference = round(record.rps / reference_rps, 3)
+            record = replace(record, reference_rps=reference_rps, vs_reference=round(record.rps / reference_rps, 3))
+        compared.append(record)
+    return compared

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
 
 from bench.containers.roles import UNSTEADY_FACTOR
 from bench.results.records import CpuProbe
@@ -22,23 +21,16 @@ def host_cpu_probe() -> float:
     return round(best, 3)
 
 
-# The CPU probe on the host around a target's wrk and around its reference's pgbench, each kept under its own key
-# while the round runs: the measurement is steady when the machine's speed kept within UNSTEADY_FACTOR over all
-# four, as make bench marks its own.
-PROBES = {
-    "before": "cpu_probe_s_before",
-    "after_wrk": "cpu_probe_s_after_wrk",
-    "pgbench_before": "pgbench_cpu_probe_s_before",
-    "after": "cpu_probe_s_after",
-}
+# The CPU probe on the host around a target's wrk and around its reference's pgbench (make bookstore), by moment, in
+# this order: the measurement is steady when the machine's speed kept within UNSTEADY_FACTOR over all four, as make
+# bench marks its own.
+MOMENTS = ("before", "after_wrk", "pgbench_before", "after")
 
 
-def with_cpu_probe(record: dict[str, Any], judged: bool) -> dict[str, Any]:
-    """The record with its host probes as one `cpu_probe` (bench/results/records.py), judged once the database
-    alone has run too; a measurement that stopped before that keeps its times unjudged."""
-    seconds = {moment: record.pop(key) for moment, key in PROBES.items() if key in record}
-    if seconds:
-        host = {"host": seconds}
-        probe = CpuProbe.judged(host, UNSTEADY_FACTOR) if judged else CpuProbe(host, {}, None)
-        record["cpu_probe"] = probe.to_json()
-    return record
+def cpu_probe_of(seconds: dict[str, float], judged: bool) -> CpuProbe | None:
+    """The host's probes (seconds by moment) as one `cpu_probe` (bench/results/records.py), judged once the database
+    alone has run too; a measurement that stopped before that keeps its times unjudged; None where none ran."""
+    host = {moment: seconds[moment] for moment in MOMENTS if moment in seconds}
+    if not host:
+        return None
+    return CpuProbe.judged({"host": host}, UNSTEADY_FACTOR) if judged else CpuProbe({"host": host}, {}, None)

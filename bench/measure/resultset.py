@@ -9,6 +9,7 @@ import platform
 import resource
 import subprocess
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -99,16 +100,15 @@ class Record(Protocol):
 
 class ResultSet:
     """OUT (or results/<UTC time><suffix>) made, the file limit raised, the metadata taken; then `add` each record
-    as it is measured (typed records are turned to JSON on every write, so a mode may still complete them, as the
-    same-run reference does at the end), `finish` to write the last of it and load the set back for the mode's
-    renderer, and `say` where it is."""
+    as it is measured, written at once (a run stopped half-way keeps what it measured), `update` every record where a
+    mode learnt more of them after (the re-runs, the same-run reference), `finish` to write the last of it and load
+    the set back for the mode's renderer, and `say` where it is."""
 
     def __init__(self, program: str, mode: str, arguments: list[str], out: Path | None, suffix: str = "") -> None:
         self.out = out or ROOT / "results" / (datetime.now(UTC).strftime("%Y-%m-%dT%H%M%SZ") + suffix)
         self.out.mkdir(parents=True, exist_ok=True)
         raise_file_limit()
         self.metadata = metadata(program, arguments, mode)  # a mode adds to it as it learns more
-        self.records: list[Record | dict[str, Any]] = []
         self.written: list[dict[str, Any]] = []  # the records as results.json holds them now
         self.started = time.monotonic()
 
@@ -117,11 +117,15 @@ class ResultSet:
         return round((time.monotonic() - self.started) / 60, 1)
 
     def add(self, record: Record | dict[str, Any]) -> None:
-        self.records.append(record)
+        self.written.append(record if isinstance(record, dict) else record.to_json())
+        self.save()
+
+    def update(self, records: Sequence[Record]) -> None:
+        """The set's records, all of them, in their order, as the mode now knows them."""
+        self.written = [record.to_json() for record in records]
         self.save()
 
     def save(self) -> None:
-        self.written = [r if isinstance(r, dict) else r.to_json() for r in self.records]
         store.write(self.out, self.metadata, self.written)
 
     def finish(self) -> LoadedSet:

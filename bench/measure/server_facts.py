@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from dataclasses import dataclass
 
 from bench.containers.compose import RunningScenario
 from bench.containers.sampler import EngineSampler, os_threads, server_pids
@@ -63,3 +64,24 @@ def idle_threads(running: RunningScenario, service: str) -> int | None:
     with EngineSampler(running.docker_cli(service), main_pid) as sampler:
         pass  # its first sample is all it takes
     return sampler.usage.threads_peak if sampler.problem is None else None
+
+
+@dataclass(frozen=True)
+class AtRest:
+    """What make bench's record says of a started server before any request (bench/results/bench.py, BenchResult)."""
+
+    app_settings: dict[str, str]
+    server_command: list[str]
+    threads_idle: int | None
+    cpu_ms_per_unit: float | None  # None: no ?cpu= work asked for
+
+
+def at_rest(running: RunningScenario, service: str, unit_costs: dict[str, float] | None) -> AtRest:
+    """The server's settings, command and idle threads; and, where `unit_costs` is given (a load with CPU work), what
+    one `?cpu=` unit costs in its image: measured the first time, kept there by service for the scenario's next
+    loads."""
+    if unit_costs is not None and service not in unit_costs:
+        unit_costs[service] = cpu_ms_per_unit(running, service)
+    settings, command = app_settings(running, service), server_command(running, service)
+    unit = None if unit_costs is None else unit_costs[service]
+    return AtRest(settings, command, idle_threads(running, service), unit)

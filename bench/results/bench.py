@@ -1,5 +1,7 @@
-"""A record of make bench (and of its kinds, sweep and overload, and of make map, which it measures): one target
-under one closed-loop load (bench/measure/bench_record.py, BenchRecord, writes it)."""
+"""A record of make bench (and of its kinds, sweep and overload, and of make map and make recommend, which it
+measures): one target under one closed-loop load. bench/measure/bench_run.py builds it as it measures, the modes add
+what they know of the run (with dataclasses.replace), the result store writes it (to_json) and reads it back
+(from_json) as this same class."""
 
 from __future__ import annotations
 
@@ -7,6 +9,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.results.records import Loaded
+
+# The server's processes during the load (bench/containers/sampler.py, Usage: its fields, in its order).
+USAGE = (
+    "threads_peak", "rss_mb_peak", "cpu_seconds", "pg_sessions_peak", "pg_busy_peak", "pg_memory_mb_peak",
+    "cpu_seconds_others", "machine_busy",
+)  # fmt: skip
+# What the load generator counted, where it finished.
+FIGURES = ("rps", "seconds", "complete", "efficiency", "p50_ms", "p99_ms", "failed", "non2xx")
+# What a mode adds about its run, after `ok`, in the order the modes wrote them.
+RUN = ("roles", "label", "settings", "placement", "per_core", "cpusets")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,11 +66,44 @@ class BenchResult(Loaded):
     label: str | None = None  # make map: the target's name on the map
     settings: dict[str, str] | None = None  # the environment its scenario started with (make map, VARIANT=)
     placement: str | None = None  # make recommend: the app on "every core" or on "one core" of its own
-    per_core: bool = False  # make recommend: one process per core
+    per_core: bool | None = None  # make recommend: one process per core (None: another mode, which does not say)
     cpusets: dict[str, str] | None = None  # make recommend, on one core: each role's cores (bench/containers/roles.py)
     roles: dict[str, Any] | None = None  # where each role ran (bench/containers/roles.py, describe_roles)
     reference_rps: float | None = None  # slow_api alone under the same load, client and repeat
     vs_reference: float | None = None
+
+    @property
+    def unsteady(self) -> bool:
+        return self.cpu_probe is not None and self.cpu_probe.steady is False
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as results.json keeps it, key for key as make bench wrote it before it was typed: a key is
+        absent where the step that writes it did not run (the scenario did not start, the target was not verified, the
+        load generator did not finish) or the mode does not add it, and null where the step ran without a figure."""
+        record = self.target_json() | {
+            "n": self.n, "c": self.c, "delay": self.delay, "cpu_units": self.cpu_units,
+            "cpu_ms_per_unit": self.cpu_ms_per_unit, "client": self.client, "loadgen": self.loadgen,
+            "keepalive": self.keepalive, "ceiling_rps": self.ceiling_rps, "ceiling_naive_rps": self.ceiling_naive_rps,
+        }  # fmt: skip
+        record |= self.present("app_settings", "server_command", "threads_idle")
+        record |= {"verified": self.verified, "problem": self.problem}
+        if self.command is not None:  # the load ran
+            record["command"] = self.command
+            sampled = USAGE if self.not_sampled is None else ("not_sampled",)
+            record |= {key: getattr(self, key) for key in (*sampled, "sampled_on")}
+            record |= {} if self.rps is None else {key: getattr(self, key) for key in FIGURES}
+        if self.cpu_probe is not None:
+            record["cpu_probe"] = self.cpu_probe.to_json()
+        record |= self.present("survived", "repeat", "rerun_of")
+        record |= {"superseded": True} if self.superseded else {}
+        record |= {"ok": self.ok} | self.present(*RUN)
+        record |= {"rerun_reference": True} if self.rerun_reference else {}
+        if self.vs_reference is not None:
+            record |= {"reference_rps": self.reference_rps, "vs_reference": self.vs_reference}
+        return record | self.extra
+
+    def present(self, *keys: str) -> dict[str, Any]:
+        return {key: getattr(self, key) for key in keys if getattr(self, key) is not None}
 
     @property
     def throughput(self) -> float:

@@ -20,12 +20,13 @@ from bench.containers import roles
 from bench.containers.images import cold_build
 from bench.containers.scenarios import LOADS, REFERENCE, SCENARIOS, Target, load_targets
 from bench.loadgen.closed_loop import LOADGENS
-from bench.measure.bench_record import BenchRecord, compare_to_reference
+from bench.measure.bench_record import compared_to_reference, load_of
 from bench.measure.bench_run import run_scenario
 from bench.measure.client import Client, Load, choose_client
 from bench.measure.resultset import Progress, ResultSet
 from bench.options import Option, Options
 from bench.render import bench as renderer
+from bench.results.bench import BenchResult
 
 SWEEP_CONCURRENCIES = (10, 50, 200, 500, 1000)
 OVERLOAD_LEVELS = (1000, 2000, 3000, 5000, 7500, 10000, 15000)
@@ -68,16 +69,14 @@ class Start:
 def measure_all(
     starts: dict[str, Start], loads: dict[str, list[Load]], targets: list[Target], repeat: int, client: Client,
     results: ResultSet, progress: Progress, placed: roles.Roles, overload: bool = False,
-) -> list[BenchRecord]:  # fmt: skip
+) -> list[BenchResult]:  # fmt: skip
     """Every target at each of its loads, one start of its scenario per Start, in the order the targets come."""
     records = []
     for start in dict.fromkeys(starts[t.name] for t in targets):
         runs = [(t, load) for t in targets if starts[t.name] == start for load in loads[t.name]]
         packages, environment = results.metadata["packages"], dict(start.settings)
-        for record in run_scenario(start.scenario, runs, client, packages, progress, overload, environment, placed):
-            record.repeat, record.extra["roles"] = repeat, results.metadata["roles"]
-            if environment:
-                record.extra["settings"] = environment
+        for measured in run_scenario(start.scenario, runs, client, packages, progress, overload, environment, placed):
+            record = replace(measured, repeat=repeat, roles=results.metadata["roles"], settings=environment or None)
             records.append(record)
             results.add(record)
             progress.done += 1
@@ -87,33 +86,37 @@ def measure_all(
 
 
 def rerun_unsteady(
-    records: list[BenchRecord], attempts: int, starts: dict[str, Start], client: Client, results: ResultSet,
-    progress: Progress, placed: roles.Roles,
-) -> None:  # fmt: skip
-    """Each measurement during which the CPU's speed moved (bench/containers/roles.py, steadiness) again, up to
-    `attempts` times: every attempt is one more round (its own repeat number) of slow_api alone at the loads concerned,
-    then the unsteady targets, so each re-run has a reference of its own moment. The unsteady record stays in the set,
-    `superseded`; the tables count the re-run in its place."""
+    records: list[BenchResult], attempts: int, starts: dict[str, Start], targets: list[Target], client: Client,
+    results: ResultSet, progress: Progress, placed: roles.Roles,
+) -> list[BenchResult]:  # fmt: skip
+    """The records, with each measurement during which the CPU's speed moved (bench/containers/roles.py, steadiness)
+    made again, up to `attempts` times: every attempt is one more round (its own repeat number) of slow_api alone at the
+    loads concerned, then the unsteady targets, so each re-run has a reference of its own moment. The unsteady record
+    stays in the set, `superseded`; the tables count the re-run in its place."""
+    by_name = {target.name: target for target in targets}
     for attempt in range(attempts):
-        unsteady = [r for r in records if r.unsteady and not r.superseded and r.target.scenario != REFERENCE]
+        unsteady = [r for r in records if r.unsteady and not r.superseded and r.scenario != REFERENCE]
         if not unsteady:
-            return
+            break
         print(f"re-running {len(unsteady)} unsteady measurements (attempt {attempt + 1} of {attempts})", flush=True)
         (reference,) = map(placed.addressed, load_targets(REFERENCE))
-        loads = {reference.name: list(dict.fromkeys(replace(r.load, cpu=0) for r in unsteady))}
+        loads = {reference.name: list(dict.fromkeys(replace(load_of(r), cpu=0) for r in unsteady))}
         for record in unsteady:
-            loads.setdefault(record.target.name, []).append(record.load)
-        targets = [reference, *dict.fromkeys(r.target for r in unsteady)]
+            loads.setdefault(record.target, []).append(load_of(record))
+        again = [reference, *(by_name[name] for name in dict.fromkeys(r.target for r in unsteady))]
         progress.total += sum(len(target_loads) for target_loads in loads.values())
         repeat = max(r.repeat or 0 for r in records) + 1
-        rerun = measure_all(starts, loads, targets, repeat, client, results, progress, placed)
-        for record in rerun:
-            if record.target.scenario == REFERENCE:
-                record.extra["rerun_reference"] = True  # the re-runs' yardstick, not one of the reference's runs
+        superseded, rerun = set(), []  # the unsteady records made again (by identity: two may be equal)
+        for record in measure_all(starts, loads, again, repeat, client, results, progress, placed):
+            if record.scenario == REFERENCE:  # the re-runs' yardstick, not one of the reference's runs
+                rerun.append(replace(record, rerun_reference=True))
                 continue
-            replaced = next(r for r in unsteady if (r.target, r.load) == (record.target, record.load))
-            replaced.superseded, record.rerun_of = True, replaced.repeat
-        records += rerun
+            replaced = next(r for r in unsteady if (r.target, load_of(r)) == (record.target, load_of(record)))
+            superseded.add(id(replaced))
+            rerun.append(replace(record, rerun_of=replaced.repeat))
+        records = [replace(r, superseded=True) if id(r) in superseded else r for r in records] + rerun
+        results.update(records)
+    return records
 
 
 # Each role on a Docker engine of its own, and on cores of its own (docs/several-machines.md); unset: all here.
@@ -252,17 +255,18 @@ def main(argv: list[str] | None = None) -> int:
         print("building every app image without cache", flush=True)
         results.metadata["images"] = cold_build()
     progress = Progress(args.repeat * sum(len(target_loads) for target_loads in loads.values()))
-    records: list[BenchRecord] = []
+    records: list[BenchResult] = []
     # Repeats go round the whole matrix (a, b, c, a, b, c), so that the machine's drift hits every target alike.
     for repeat in range(args.repeat):
         records += measure_all(starts, loads, targets, repeat, client, results, progress, placed, bool(args.overload))
     if not args.overload:  # overload has no reference, and its failures are the finding
-        rerun_unsteady(records, args.rerun_unsteady, starts, client, results, progress, placed)
-    compare_to_reference(records)
-    failures = [r.target.name for r in records if not r.ok]
+        records = rerun_unsteady(records, args.rerun_unsteady, starts, targets, client, results, progress, placed)
+    records = compared_to_reference(records)
+    results.update(records)
+    failures = [r.target for r in records if not r.ok]
     if args.overload:
         # Overload looks for failures: only a server that was unusable before, or did not survive, is one.
-        failures = [r.target.name for r in records if not r.verified or r.survived is False]
+        failures = [r.target for r in records if not r.verified or r.survived is False]
     renderer.render(results.out, results.finish())
     return results.say(failures, "results.json, results.md, charts")
 

@@ -28,6 +28,7 @@ from bench.measure.bookstore import (
 )
 from bench.measure.host_probe import host_cpu_probe
 from bench.modes.bookstore.postgres_work import PostgresWork, ms_per, postgres_work, statements_per
+from bench.modes.bookstore.record import BookstoreResult
 from bench.modes.bookstore.sql_capture import capture
 
 POSTGRES_IMAGE = "postgres:17"  # pgbench from the image the scenario's Postgres runs
@@ -106,12 +107,12 @@ def measure_database(
 
 
 @contextmanager
-def scripts_folder(record: dict[str, Any]) -> Iterator[Path]:
+def scripts_folder(record: BookstoreResult) -> Iterator[Path]:
     """The record's pgbench scripts in a folder of their own, for pgbench's container to mount."""
     with tempfile.TemporaryDirectory(prefix="bookstore-pgbench-") as directory:
         script_dir = Path(directory)
         script_dir.chmod(0o755)  # pgbench reads them as its image's user
-        for name, text in record["pgbench_scripts"].items():
+        for name, text in (record.pgbench_scripts or {}).items():
             (script_dir / name).write_text(text)
         yield script_dir
 
@@ -119,27 +120,27 @@ def scripts_folder(record: dict[str, Any]) -> Iterator[Path]:
 def reference(
     running: BookstoreScenario,
     load: BookstoreLoad,
-    record: dict[str, Any],
+    record: BookstoreResult,
     idle: PostgresWork,
     rate: float | None = None,
-) -> dict[str, Any]:
-    """pgbench running the record's scripts at its database clients, Postgres alone; at full speed, or paced to a
-    rate."""
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """pgbench running the record's scripts at its database clients, Postgres alone, at full speed or paced to a
+    rate: the record's pgbench fields, and the host's CPU probes around it (by moment, host_probe.MOMENTS)."""
     with scripts_folder(record) as script_dir:
         before = host_cpu_probe()
         measured = measure_database(
-            running, load, record["db_clients"], record["seconds"], script_dir, record["pgbench_protocol"], idle, rate
+            running, load, record.db_clients, record.seconds, script_dir, record.pgbench_protocol or "", idle, rate
         )
         after = host_cpu_probe()
     remove_writes(running)
-    return measured | {"pgbench_cpu_probe_s_before": before, "cpu_probe_s_after": after}
+    return measured, {"pgbench_before": before, "after": after}
 
 
 def at_app_rate(
-    running: BookstoreScenario, load: BookstoreLoad, record: dict[str, Any], idle: PostgresWork
+    running: BookstoreScenario, load: BookstoreLoad, record: BookstoreResult, idle: PostgresWork
 ) -> dict[str, Any]:
     """pgbench paced to the target's own requests per second: what Postgres spends per transaction at the app's
     pace, its backends waiting between statements as they do behind the app, rather than at pgbench's full speed."""
-    measured = reference(running, load, record, idle, rate=record["rps"])
+    measured, _ = reference(running, load, record, idle, rate=record.rps)
     kept = ("pgbench_command", "pgbench_tps", "pgbench_pg_cpu_ms_per_transaction", "pgbench_problem")
     return {name.replace("pgbench_", "pgbench_at_app_rate_", 1): measured.get(name) for name in kept}

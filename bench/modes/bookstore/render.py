@@ -214,7 +214,7 @@ def commands(records: list[BookstoreResult]) -> str:
         for command in (record.command, record.pgbench_command):
             if command:
                 items += f"<li>{label}: <code>{html.escape(command)}</code></li>"
-        scripts = "\n".join(f"-- {name}\n{text}" for name, text in record.pgbench_scripts.items())
+        scripts = "\n".join(f"-- {name}\n{text}" for name, text in (record.pgbench_scripts or {}).items())
         if scripts:
             items += f"<li>{label}, pgbench's scripts:<pre>{html.escape(scripts)}</pre></li>"
     return f"<ol>{items}</ol>"

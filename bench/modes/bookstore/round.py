@@ -10,7 +10,7 @@ import secrets
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +29,11 @@ from bench.measure.bookstore import (
     remove_writes,
     verify,
 )
-from bench.measure.host_probe import host_cpu_probe, with_cpu_probe
+from bench.measure.host_probe import cpu_probe_of, host_cpu_probe
 from bench.measure.resultset import Progress
 from bench.modes.bookstore.pgbench_replay import at_app_rate, reference, scripts, weights
 from bench.modes.bookstore.postgres_work import PostgresWork, measure_idle
+from bench.modes.bookstore.record import BookstoreResult
 from bench.modes.bookstore.wrk_load import WARM_SECONDS, measure_app, warm_up, wrk_command
 
 RECREATE_STOP_SECONDS = 5  # an app container's stop, when a switch of READS_END_WITH makes it again
@@ -73,28 +74,19 @@ def database_clients(target: Target, load: BookstoreLoad) -> int:
     return min(load.clients, target.db_pool, target.concurrency or load.clients)
 
 
-def bookstore_fields(target: Target, load: BookstoreLoad, scale: int, seconds: int, run_ending: str) -> dict[str, Any]:
-    """The fields of a bookstore record known before it is measured: the target (named after the ending of its
-    reads where that is not the default), the load, and the clients the database sees from the target."""
+def bookstore_fields(target: Target, load: BookstoreLoad, scale: int, seconds: int, run_ending: str) -> BookstoreResult:
+    """A bookstore record before it is measured: the target (named after the ending of its reads where that is not
+    the default), the load, and the clients the database sees from the target."""
     described = target.record_fields()
     reads_end_with = target.reads_end_with or run_ending  # a rung of the ladder fixes its own
     if reads_end_with != DEFAULT_READS_END and not target.reads_end_with:  # named after what ran, as make bench
         described["target"] = f"{target.name} READS_END_WITH={reads_end_with}"  # names a variant
-    return {
-        **described,
-        "rung": target.rung,
-        "reads_end_with": reads_end_with,
-        "pgbench_protocol": pgbench.PROTOCOL[reads_end_with],
-        "db_pool": target.db_pool,
-        "load": load.name,
-        "request": load.request,
-        "clients": load.clients,
-        "db_clients": database_clients(target, load),
-        "scale": scale,
-        "seconds": seconds,
-        "loadgen": "wrk",
-        "client": "container",
-    }
+    return BookstoreResult(
+        **described, rung=target.rung, reads_end_with=reads_end_with, pgbench_protocol=pgbench.PROTOCOL[reads_end_with],
+        db_pool=target.db_pool, load=load.name, request=load.request, clients=load.clients,
+        db_clients=database_clients(target, load), scale=scale, seconds=seconds, loadgen="wrk", client="container",
+        verified=False, ok=False,
+    )  # fmt: skip
 
 
 def set_paused(running: BookstoreScenario, service: str, paused: bool) -> None:
@@ -151,27 +143,21 @@ def prepare(
 
 def measure_target(
     running: BookstoreScenario,
+    record: BookstoreResult,
     target: Target,
     load: BookstoreLoad,
-    scale: int,
-    seconds: int,
     ready: Prepared,
     progress: Progress,
-    repeat: int,
-) -> dict[str, Any]:
+) -> tuple[BookstoreResult, dict[str, float]]:
     """The target under wrk: verified, warmed, Postgres's idle work measured (once a repeat), then loaded; its writes
-    checked."""
+    checked. The record, and the host's CPU probes around wrk (by moment, host_probe.MOMENTS)."""
+    scale, seconds, repeat = record.scale, record.seconds, record.repeat or 1
     duration = round(seconds * load.duration_factor)
     problem = verify(target, load, scale)
     scripts_run = {name: ready.texts[name] for name in weights(load)}
-    record: dict[str, Any] = {
-        "verified": problem is None,
-        "problem": problem,
-        "seconds": duration,
-        "pgbench_scripts": scripts_run,
-    }
+    record = replace(record, verified=problem is None, problem=problem, seconds=duration, pgbench_scripts=scripts_run)
     if problem is not None:
-        return record
+        return record, {}
     label = f"{SCENARIO} / {target.name}"
     warming = 0 if ready.last_load == load.name else min(WARM_SECONDS, seconds)
     ready.last_load = load.name
@@ -185,21 +171,20 @@ def measure_target(
     if repeat not in ready.idle:
         ready.idle[repeat] = measure_idle(running, seconds)
     idle = ready.idle[repeat]
-    record["cpu_probe_s_before"] = host_cpu_probe()
+    probes = {"before": host_cpu_probe()}
     load_token = f"{MARKER_PREFIX}{ready.token}-{load.name}-{load.clients}"
-    record |= measure_app(running, target, load, scale, duration, load_token, idle)
-    acknowledged: list[str] = record.pop("acknowledged", [])
-    record["pg_busy_s_after_wrk"] = settle(running)
-    record["cpu_probe_s_after_wrk"] = host_cpu_probe()
+    measured, acknowledged = measure_app(running, target, load, scale, duration, load_token, idle)
+    record = replace(record, **measured, pg_busy_s_after_wrk=settle(running))
+    probes["after_wrk"] = host_cpu_probe()
     if load.writes_per_thousand:
-        record |= check_writes(running, load_token.removeprefix(MARKER_PREFIX), acknowledged)
-        if len(acknowledged) != record.get("writes_acknowledged") and not record["problem"]:
-            record["problem"] = f"{record.get('writes_acknowledged')} 201s but {len(acknowledged)} markers"
-        if record["writes_lost"] and not record["problem"]:
-            lost = ", ".join(record["writes_lost_markers"])
-            record["problem"] = f"{record['writes_lost']} acknowledged writes not in the database ({lost})"
+        record = replace(record, **check_writes(running, load_token.removeprefix(MARKER_PREFIX), acknowledged))
+        if len(acknowledged) != record.writes_acknowledged and not record.problem:
+            record = replace(record, problem=f"{record.writes_acknowledged} 201s but {len(acknowledged)} markers")
+        if record.writes_lost and not record.problem:
+            lost = ", ".join(record.writes_lost_markers or [])
+            record = replace(record, problem=f"{record.writes_lost} acknowledged writes not in the database ({lost})")
         remove_writes(running)
-    return record
+    return record, probes
 
 
 def measure_round(
@@ -211,52 +196,53 @@ def measure_round(
     prepared: dict[str, Prepared],
     progress: Progress,
     repeat: int,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[BookstoreResult]:
     """One load at one number of clients: each target in turn, then the database alone (every app paused) for
     each set of scripts, clients and protocol the targets share, once: the reference of the round."""
-    records = []
+    records: list[tuple[BookstoreResult, dict[str, float]]] = []  # each with its host probes so far
     for target in targets:
-        record = bookstore_fields(target, load, plan.scale, plan.seconds, ending) | {"repeat": repeat}
+        record = replace(bookstore_fields(target, load, plan.scale, plan.seconds, ending), repeat=repeat)
         try:
             activate(running, target, targets)
         except ScenarioError as error:
-            records.append(record | {"verified": False, "problem": f"not measured: {error.in_one_line()}"})
+            records.append((replace(record, problem=f"not measured: {error.in_one_line()}"), {}))
             continue
         if target.name not in prepared:
             progress.show(f"{SCENARIO} / {target.name}", f"capturing its SQL, warming up (at most {plan.warm_limit} s)")
-            own_ending = record["reads_end_with"]
+            own_ending = record.reads_end_with or ending
             prepared[target.name] = prepare(running, target, load, plan.scale, own_ending, plan.warm_limit)
         ready = prepared[target.name]
         if ready.problem:
-            records.append(record | {"verified": False, "problem": ready.problem})
+            records.append((replace(record, problem=ready.problem), {}))
             continue
-        measured = record | ready.warm_up
-        measured |= measure_target(running, target, load, plan.scale, plan.seconds, ready, progress, repeat)
+        measured, probes = measure_target(running, replace(record, **ready.warm_up), target, load, ready, progress)
         ready.warm_up = {}  # said once, in the target's first record
-        if plan.profile_seconds and repeat == 1 and (load.name, load.clients) in plan.profiled and "rps" in measured:
+        profiled = (load.name, load.clients) in plan.profiled and measured.rps is not None
+        if plan.profile_seconds and repeat == 1 and profiled:
             progress.show(f"{SCENARIO} / {target.name}", f"{load.name}: profiling for {plan.profile_seconds} s")
-            measured |= profile_target(running, target, load, plan)
-        records.append(measured)
+            measured = replace(measured, **profile_target(running, target, load, plan))
+        records.append((measured, probes))
     pause_all(running, targets)
-    references: dict[tuple[str, int, str], dict[str, Any]] = {}
-    for record in records:
-        if "rps" not in record:
-            yield with_cpu_probe(record, judged=False)
+    references: dict[tuple[str, int, str | None], tuple[dict[str, Any], dict[str, float], PostgresWork]] = {}
+    for record, probes in records:
+        if record.rps is None:  # not measured, or wrk did not finish: no reference to compare with
+            yield replace(record, cpu_probe=cpu_probe_of(probes, judged=False))
             continue
-        key = (json.dumps(record["pgbench_scripts"], sort_keys=True), record["db_clients"], record["pgbench_protocol"])
+        key = (json.dumps(record.pgbench_scripts, sort_keys=True), record.db_clients, record.pgbench_protocol)
         if key not in references:
-            progress.show(SCENARIO, f"{load.name}: the database alone, pgbench -c {record['db_clients']}")
+            progress.show(SCENARIO, f"{load.name}: the database alone, pgbench -c {record.db_clients}")
             idle = measure_idle(running, plan.seconds)
-            references[key] = reference(running, load, record, idle) | {"idle": idle}
-        record |= {name: value for name, value in references[key].items() if name != "idle"}
-        if plan.at_app_rate and repeat == 1 and record.get("rps"):
-            progress.show(SCENARIO, f"{load.name}: the database alone at {record['target']}'s rate")
-            record |= at_app_rate(running, load, record, references[key]["idle"])
-        if record.get("pgbench_problem") and not record["problem"]:
-            record["problem"] = f"pgbench: {record['pgbench_problem']}"
-        if record.get("rps") and record.get("pgbench_tps"):
-            record["vs_database"] = round(record["rps"] / record["pgbench_tps"], 3)
-        yield with_cpu_probe(record, judged=True)
+            references[key] = (*reference(running, load, record, idle), idle)
+        database_alone, reference_probes, idle = references[key]
+        record = replace(record, **database_alone)
+        if plan.at_app_rate and repeat == 1 and record.rps:
+            progress.show(SCENARIO, f"{load.name}: the database alone at {record.target}'s rate")
+            record = replace(record, **at_app_rate(running, load, record, idle))
+        if record.pgbench_problem and not record.problem:
+            record = replace(record, problem=f"pgbench: {record.pgbench_problem}")
+        if record.rps and record.pgbench_tps:
+            record = replace(record, vs_database=round(record.rps / record.pgbench_tps, 3))
+        yield replace(record, cpu_probe=cpu_probe_of(probes | reference_probes, judged=True))
 
 
 def profile_target(running: RunningScenario, target: Target, load: BookstoreLoad, plan: RunPlan) -> dict[str, Any]:

@@ -24,7 +24,6 @@ import shutil
 import sys
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
 
 from bench.containers.scenarios import Target
 from bench.loadgen import pgbench
@@ -43,6 +42,7 @@ from bench.measure.client import choose_client
 from bench.measure.resultset import Progress, ResultSet
 from bench.measure.scenario_start import ScenarioStart
 from bench.modes.bookstore import render as renderer
+from bench.modes.bookstore.record import BookstoreResult
 from bench.modes.bookstore.round import (
     Prepared,
     RunPlan,
@@ -95,7 +95,7 @@ def run(
     endings: list[str],
     repeats: int,
     progress: Progress,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[BookstoreResult]:
     """Every repeat, ending, load and number of clients in turn, each a round of the targets."""
     prepared: dict[str, Prepared] = {}
     created_with = running.environment["READS_END_WITH"]
@@ -204,13 +204,16 @@ def main(argv: list[str] | None = None) -> int:
     endings = args.reads_end_with
     progress = Progress(len(targets) * len(loads) * len(endings) * args.repeats)
 
-    def keep(record: dict[str, Any]) -> None:
-        record["ok"] = record["verified"] and not record["problem"]
+    kept: list[BookstoreResult] = []
+
+    def keep(record: BookstoreResult) -> None:
+        record = replace(record, ok=record.verified and not record.problem)
+        kept.append(record)
         results.add(record)
         progress.done += 1
-        share = f", {record['vs_database']:.2f} of the database alone" if record.get("vs_database") else ""
-        verdict = "ok" if record["ok"] else f"NOT OK: {record['problem']}"
-        print(f"    {record['target']} {record['load']} -c {record['clients']}: {record.get('rps', '-')} requests/s"
+        share = f", {record.vs_database:.2f} of the database alone" if record.vs_database else ""
+        verdict = "ok" if record.ok else f"NOT OK: {record.problem}"
+        print(f"    {record.target} {record.load} -c {record.clients}: {record.rps or '-'} requests/s"
               f"{share}, {verdict}", flush=True)  # fmt: skip
 
     progress.show(SCENARIO, f"building and starting, SCALE={args.scale} (a new size generates its data first)")
@@ -227,15 +230,15 @@ def main(argv: list[str] | None = None) -> int:
         for record in run(running, targets, loads, plan, endings, args.repeats, progress):
             keep(record)
     if start.reason:
-        measured = {(r["target"], r["load"], r["clients"], r.get("repeat")) for r in results.written}
+        measured = {(r.target, r.load, r.clients, r.repeat) for r in kept}
         for repeat in range(1, args.repeats + 1):
             for ending in endings:
                 for target in targets:
                     for load in loads:
-                        record = bookstore_fields(target, load, args.scale, args.seconds, ending) | {"repeat": repeat}
-                        if (record["target"], load.name, load.clients, repeat) not in measured:
-                            keep(record | {"verified": False, "problem": f"not measured: {start.reason}"})
-    failures = sorted({f"{r['target']}/{r['load']}" for r in results.written if not r["ok"]})
+                        record = bookstore_fields(target, load, args.scale, args.seconds, ending)
+                        if (record.target, load.name, load.clients, repeat) not in measured:
+                            keep(replace(record, repeat=repeat, problem=f"not measured: {start.reason}"))
+    failures = sorted({f"{r.target}/{r.load}" for r in kept if not r.ok})
     renderer.render(results.out, results.finish())
     return results.say(failures, "results.json, results.md, charts, index.html")
 

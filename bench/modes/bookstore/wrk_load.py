@@ -26,7 +26,7 @@ WARM_SECONDS = 5  # pools filled, the rows the load reads in Postgres's cache
 # 12.9 ms of CPU a request after 5 s of warm-up). At most the mode's --warm-limit seconds.
 WARM_STEADY = 0.05
 # The load's requests, drawn by wrk. Beside its mode, where the published pages and docs/bookstore.md name it.
-LUA = Path(__file__).parents[1] / "bookstore.lua"  # bench/modes/bookstore.lua, beside the room: its sets name it
+LUA = Path(__file__).parents[1] / "bookstore.lua"
 WRK_IMAGE = "flask-playground/wrk"
 
 
@@ -61,10 +61,10 @@ def measure_app(
     seconds: int,
     token: str,
     idle: PostgresWork,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], list[str]]:
     """wrk against the target for `seconds`, its writes marked with `token`, while the app's and Postgres's processes
-    are sampled: the record's figures per request served, Postgres's less what it does idle (`idle`), or why
-    there are none."""
+    are sampled: the record's fields (figures per request served, Postgres's less what it does idle (`idle`), or why
+    there are none), and the markers of the writes wrk saw acknowledged."""
     containers = running.container_ids()
     app = containers[target.service]
     command = wrk_command(running.address(target.service), running.network(), load, scale, seconds, token)
@@ -83,7 +83,7 @@ def measure_app(
     try:
         result, counts = wrk.parse_wrk(output), parse_counts(output)
     except ValueError as error:
-        return record | {"problem": f"wrk did not finish: {error}"}
+        return record | {"problem": f"wrk did not finish: {error}"}, []
     statuses = {int(status): count for status, count in counts["statuses"].items()}
     # Per request served: a fast 503 or 504 is not a request's work, and would make the work look cheaper.
     served = sum(count for status, count in statuses.items() if 200 <= status < 300)
@@ -98,7 +98,6 @@ def measure_app(
         "failure_kinds": result.failure_kinds,
         "non2xx": result.non2xx,
         "statuses": {str(status): count for status, count in sorted(statuses.items())},
-        "acknowledged": counts.get("acknowledged", []),  # taken out by measure_target once the writes are checked
         "status_503": statuses.get(503, 0),
         "writes_acknowledged": counts["acknowledged_writes"],
         "served": served,
@@ -129,7 +128,7 @@ def measure_app(
     }
     record |= not_sampled(sampler, record)
     record["problem"] = app_problem(result, statuses, served)
-    return record
+    return record, counts.get("acknowledged", [])
 
 
 def app_problem(result: wrk.WrkResult, statuses: dict[int, int], served: int) -> str | None:

@@ -51,7 +51,8 @@ def ways(records: list[BenchResult]) -> list[Way]:
         key = (record.label or record.target, placement_of(record), record.c, record.cpu_units)
         groups.setdefault(key, []).append(record)
     return [
-        Way(label, placement, runs[0].per_core, summarise(runs)[0]) for (label, placement, _, _), runs in groups.items()
+        Way(label, placement, bool(runs[0].per_core), summarise(runs)[0])
+        for (label, placement, _, _), runs in groups.items()
     ]
 
 

@@ -13,16 +13,17 @@ of more cores puts on each way (bench/models/scaling.py), beside how close this 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bench.containers import roles
 from bench.containers.scenarios import REFERENCE, ConfiguredTarget, load_targets
-from bench.measure.bench_record import BenchRecord, compare_to_reference
+from bench.measure.bench_record import compared_to_reference
 from bench.measure.bench_run import run_scenario
 from bench.measure.client import Client, Load, choose_client
 from bench.measure.resultset import Progress, ResultSet
 from bench.modes.recommend import render as renderer
 from bench.options import Option, Options
+from bench.results.bench import BenchResult
 
 CPU_UNITS = 3  # "a few milliseconds": about 1 ms each (flask_app/cpu_work.py), measured in each image
 CLIENTS = (200, 1000, 5000)
@@ -153,25 +154,20 @@ def plan(ways: list[Way], cores: int, matrix: Matrix) -> list[Planned]:
     return planned
 
 
-def measure(planned: Planned, repeat: int, client: Client, results: ResultSet, progress: Progress) -> list[BenchRecord]:
+def measure(planned: Planned, repeat: int, client: Client, results: ResultSet, progress: Progress) -> list[BenchResult]:
     configured, placement = planned.configured, planned.placement
     target = placement.roles.addressed(configured.resolve())
     runs = [(target, load) for load in planned.loads]
     packages = results.metadata["packages"]
     records = []
     environment = configured.settings or None
-    for record in run_scenario(
+    for measured in run_scenario(
         configured.scenario, runs, client, packages, progress, False, environment, placement.roles
     ):
-        record.repeat = repeat
-        record.extra |= {
-            "label": configured.label,
-            "settings": configured.settings,
-            "placement": placement.name,
-            "per_core": planned.per_core,
-        }
-        if placement.roles.cpusets:
-            record.extra["cpusets"] = placement.roles.cpusets
+        record = replace(
+            measured, repeat=repeat, label=configured.label, settings=configured.settings, placement=placement.name,
+            per_core=planned.per_core, cpusets=placement.roles.cpusets or None,
+        )  # fmt: skip
         results.add(record)
         records.append(record)
         progress.done += 1
@@ -225,10 +221,10 @@ def main(argv: list[str] | None = None) -> int:
     for repeat in range(args.repeat):
         for each in planned:
             records += measure(each, repeat, client, results, progress)
-    for placement in {p.placement.name for p in planned}:
-        compare_to_reference([r for r in records if r.extra["placement"] == placement])
+    records = compared_to_reference(records)
+    results.update(records)
     renderer.render(results.out, results.finish())
-    failures = sorted({r.extra["label"] for r in records if not r.ok})
+    failures = sorted({r.label or r.target for r in records if not r.ok})
     return results.say(failures, "results.json, results.md, index.html")
 
 

@@ -73,7 +73,7 @@ def ways_at(records: list[YourAppResult], clients: int) -> list[WayAt]:
     for name, repeats in by_way(records, clients).items():
         p99s = [r.p99_ms for r in repeats if r.p99_ms is not None]
         rss = [r.rss_mb_peak for r in repeats if r.rss_mb_peak]
-        lost = sum(entry.get("lost", 0) for r in repeats for entry in r.writes.values())
+        lost = sum(entry.get("lost", 0) for r in repeats for entry in (r.writes or {}).values())
         ways.append(
             WayAt(
                 name=name,
@@ -82,7 +82,7 @@ def ways_at(records: list[YourAppResult], clients: int) -> list[WayAt]:
                 p99_ms=median_of(p99s) if len(p99s) == len(repeats) else None,  # a rank that fell on a failure: none
                 errors=sum(r.errors or 0 for r in repeats),
                 lost_writes=lost,
-                down=any(r.restarts or (r.problem or "").startswith("the app's container") for r in repeats),
+                down=any((r.problem or "").startswith("the app's container") for r in repeats),
                 rss_mb=max(rss) if rss else None,
                 records=tuple(repeats),
             )

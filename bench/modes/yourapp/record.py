@@ -1,8 +1,10 @@
 """A record of make yourapp: one way of serving the reader's app, verified, then (where it answered as the
-development server did) its requests file's mix under one closed-loop load (bench/modes/yourapp/run.py writes it).
-What the app costs per request type, alone, and what its requirements hold is the set's (Metadata's extra:
-request_costs, unpatchable). Sets before 2026-11-28 have no statuses per request, no writes and no locked: their
-per_type is keyed by METHOD path, and counted any answer below 500 as answered where the file expected no status."""
+development server did) its requests file's mix under one closed-loop load. bench/modes/yourapp/run.py builds it as it
+measures, the result store writes it (to_json) and reads it back (from_json) as this same class. What the app costs
+per request type, alone, and what its requirements hold is the set's (Metadata's extra: request_costs, unpatchable).
+Sets before 2026-11-28 have no statuses per request, no writes and no locked: their per_type is keyed by METHOD path,
+and counted any answer below 500 as answered where the file expected no status; the first sets of that day have no
+log_errors."""
 
 from __future__ import annotations
 
@@ -38,15 +40,47 @@ class YourAppResult(Loaded):
     blocked_reports: int | None = None
     blocked_where: str | None = None
     blocked_stack: list[str] = field(default_factory=list)
-    restarts: int | None = None  # the app's container restarted or exited during the load
     # Per write of the file, by its label: lookup (its page), acknowledged, found, lost, found_unacknowledged; or
-    # acknowledged and the problem that kept it from being looked up.
-    writes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    locked: dict[str, int] = field(default_factory=dict)  # SQLite's "database is locked" per request, from the log
-    log_errors: dict[str, int] = field(default_factory=dict)  # the log's SAID_ERRORS most frequent (session.py)
+    # acknowledged and the problem that kept it from being looked up. None: a set that did not record writes.
+    writes: dict[str, dict[str, Any]] | None = None
+    locked: dict[str, int] | None = None  # SQLite's "database is locked" per request, from the log
+    log_errors: dict[str, int] | None = None  # the log's SAID_ERRORS most frequent (session.py)
     # The reader's Postgres (SERVICES=), over the same requests: its container's CPU and its statements per request.
     db_cpu_ms_per_request: float | None = None
     db_statements_per_request: float | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self.requests is not None
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as results.json keeps it, key for key as the mode wrote it before it was typed: a way that did
+        not start says so at once; a load that did not run has no figures; what a set did not record yet (writes and
+        the database's figures, locked, log_errors, gevent's monitor on another server) is absent, not null."""
+        record = self.target_json() | {"verified": self.verified}
+        if not self.verified:
+            said = {"ok": self.ok, "clients": self.clients, "server_command": self.server_command}
+            return record | said | {"problem": self.problem} | self.extra
+        record |= {"clients": self.clients, "repeat": self.repeat, "seconds": self.seconds}
+        record["server_command"] = self.server_command
+        if self.loaded:
+            record |= {key: getattr(self, key) for key in LOADED}
+            if self.writes is not None:
+                record |= {key: getattr(self, key) for key in WRITES}
+            record["cpu_probe"] = None if self.cpu_probe is None else self.cpu_probe.to_json()
+            record |= {key: getattr(self, key) for key in ("locked", "log_errors") if getattr(self, key) is not None}
+            if self.blocked_reports is not None:
+                record |= {key: getattr(self, key) for key in BLOCKED}
+        return record | {"ok": self.ok, "problem": self.problem} | self.extra
+
+
+# A load's figures, in the order its record has them (bench/modes/yourapp/load.py, MixResult's).
+LOADED = (
+    "requests", "rps", "errors", "status_codes", "failure_kinds", "p50_ms", "p99_ms", "per_type", "cpu_ms_per_request",
+    "rss_mb_peak", "processes", "loadgen_cpu_seconds", "command",
+)  # fmt: skip
+WRITES = ("writes", "db_cpu_ms_per_request", "db_statements_per_request")
+BLOCKED = ("blocked_reports", "blocked_where", "blocked_stack")
 
 
 def outcome(entry: dict[str, Any]) -> str:

@@ -107,7 +107,7 @@ def looked_up(found: list[YourAppResult]) -> dict[str, Counter[str]]:
     """Each write's counts over a way's repeats, those whose writes were looked up (the others say why: problems)."""
     summed: dict[str, Counter[str]] = defaultdict(Counter)
     for record in found:
-        for label, entry in record.writes.items():
+        for label, entry in (record.writes or {}).items():
             if "problem" not in entry:
                 summed[label].update({key: value for key, value in entry.items() if isinstance(value, int)})
     return summed
@@ -117,7 +117,7 @@ def problems(records: list[YourAppResult]) -> list[str]:
     return [
         f"- {record.target} at {record.clients} clients, repeat {record.repeat}, `{label}`: {entry['problem']}"
         for record in records
-        for label, entry in record.writes.items()
+        for label, entry in (record.writes or {}).items()
         if "problem" in entry
     ]
 
@@ -137,7 +137,9 @@ def writes_answer(records: list[YourAppResult]) -> list[str]:
                          f"their page afterwards: {where}.")  # fmt: skip
         if problems(records):
             lines.append(f"- {len(problems(records))} loads' writes could not be looked up: see below why.")
-    locked = {(way, clients): sum(sum(r.locked.values()) for r in found) for way, clients, found in loads(records)}
+    locked = {
+        (way, clients): sum(sum((r.locked or {}).values()) for r in found) for way, clients, found in loads(records)
+    }
     if any(locked.values()):
         where = ", ".join(f"{way} at {clients} clients: {count}" for (way, clients), count in locked.items() if count)
         lines.append(f"- SQLite's \"database is locked\" failed {sum(locked.values())} requests (the app's log): "
@@ -165,8 +167,8 @@ def status_lines(records: list[YourAppResult]) -> list[str]:
         locked: Counter[str] = Counter()
         errors: Counter[str] = Counter()
         for record in found:
-            locked.update(record.locked)
-            errors.update(record.log_errors)
+            locked.update(record.locked or {})
+            errors.update(record.log_errors or {})
         if locked:
             named = ", ".join(f"{name or 'a request the log does not name'} {count}" for name, count in locked.items())
             missed.append(f"SQLite's \"database is locked\" in the app's log {sum(locked.values())} times ({named})")
@@ -184,7 +186,7 @@ def writes_table(records: list[YourAppResult]) -> list[str]:
     rows = []
     for way, clients, found in loads(records):
         for label, total in looked_up(found).items():
-            page = next(record.writes[label]["lookup"] for record in found if label in record.writes)
+            page = next(writes[label]["lookup"] for record in found if label in (writes := record.writes or {}))
             counts = [str(total[key]) for key in ("acknowledged", "found", "lost", "found_unacknowledged")]
             rows.append([way, str(clients), f"`{label}`", f"`{page}`", *counts])
     if not rows and not problems(records):

@@ -48,7 +48,7 @@ from bench.modes.yourapp.image import (
     server_versions,
 )
 from bench.modes.yourapp.load import MixResult, mix_load, request_cost, service_host
-from bench.modes.yourapp.record import outcome
+from bench.modes.yourapp.record import YourAppResult, outcome
 from bench.modes.yourapp.session import Session, errors_in_log, locked_in_log, log_in
 from bench.modes.yourapp.ways import RunningWay, Way, choose
 from bench.options import Option, Options
@@ -234,8 +234,8 @@ class Run:
     def did_not_start(self, way: Way, problem: str) -> None:
         print(f"  {way.name} {problem}", flush=True)
         self.failures.append(f"{way.name} {problem.split(':')[0]}")
-        self.results.add({**way.record_fields(), "verified": False, "ok": False, "clients": 0,
-                          "server_command": way.command, "problem": problem})  # fmt: skip
+        self.results.add(YourAppResult(**way.record_fields(), verified=False, ok=False, clients=0,
+                                       server_command=way.command, problem=problem))  # fmt: skip
 
     def reference(self, way: Way) -> bool:
         """The expected answers: the development server in REFERENCE_SETUPS fresh containers, each request asked
@@ -334,35 +334,35 @@ class Run:
         way = running.way
         before = host_cpu_probe()
         started = datetime.now(UTC).isoformat()  # gevent's monitor reports from this load on, not the earlier ones'
-        record: dict[str, Any] = {
-            **way.record_fields(),
-            "verified": True,
-            "clients": clients,
-            "repeat": repeat,
-            "seconds": self.options.seconds,
-            "server_command": way.command,
-        }
+        record = YourAppResult(
+            **way.record_fields(), verified=True, clients=clients, repeat=repeat, seconds=self.options.seconds,
+            server_command=way.command, ok=False,
+        )  # fmt: skip
         statuses = {expected.request.line: expected.status for expected in self.expected}  # the file's or devserver's
         try:
             result = mix_load(running, session, statuses, clients, self.options.seconds, database)
         except (ValueError, subprocess.SubprocessError) as error:
-            self.results.add({**record, "ok": False, "problem": str(error).splitlines()[0]})
+            self.results.add(replace(record, problem=str(error).splitlines()[0]))
             self.failures.append(f"{way.name} at {clients}")
             return
-        record |= vars(result) | {"cpu_probe": cpu_probe(before, host_cpu_probe()).to_json()}
+        probe = cpu_probe(before, host_cpu_probe())
         state = running.health().get("app", "gone")
         problem = None if state == "healthy" else f"the app's container is {state} after the load"
         logs = running.app_logs(since=started)
-        record |= {"locked": locked_in_log(logs), "log_errors": errors_in_log(logs)}
+        monitor: dict[str, Any] = {}  # gevent's, on a gevent way
         if way.mode == "gevent":
             blocked = blocked_greenlets(logs)
-            record |= {
+            monitor = {
                 "blocked_reports": blocked.reports,
                 "blocked_where": blocked.where,
                 "blocked_stack": blocked.stack,
             }
         problem = problem or load_problem(result)
-        self.results.add({**record, "rps": result.rps, "ok": problem is None, "problem": problem})
+        record = replace(
+            record, **vars(result), cpu_probe=probe, locked=locked_in_log(logs), log_errors=errors_in_log(logs),
+            **monitor, ok=problem is None, problem=problem,
+        )  # fmt: skip
+        self.results.add(record)
         print(f"    {result.rps} requests/s, P99 {result.p99_ms} ms, {result.errors} errors", flush=True)
 
 
