@@ -220,7 +220,7 @@ def measure_round(
         profiled = (load.name, load.clients) in plan.profiled and measured.rps is not None
         if plan.profile_seconds and repeat == 1 and profiled:
             progress.show(f"{SCENARIO} / {target.name}", f"{load.name}: profiling for {plan.profile_seconds} s")
-            measured = replace(measured, **profile_target(running, target, load, plan))
+            measured = replace(measured, **profile_target(running, target, load, plan, measured.target))
         records.append((measured, probes))
     pause_all(running, targets)
     references: dict[tuple[str, int, str | None], tuple[dict[str, Any], dict[str, float], PostgresWork]] = {}
@@ -245,24 +245,25 @@ def measure_round(
         yield replace(record, cpu_probe=cpu_probe_of(probes | reference_probes, judged=True))
 
 
-def profile_target(running: RunningScenario, target: Target, load: BookstoreLoad, plan: RunPlan) -> dict[str, Any]:
+def profile_target(
+    running: RunningScenario, target: Target, load: BookstoreLoad, plan: RunPlan, name: str
+) -> dict[str, Any]:
     """py-spy on the target's server processes while wrk loads it (bench/measure/profile.py); the samples are kept
-    in the set's profiles/ folder, their shares by category in the record."""
+    in the set's profiles/ folder under the record's target `name`, their shares by category in the record."""
     if "pypy" in target.server:
         return {"profile_problem": "not profiled: py-spy reads CPython's memory only"}
     container = running.container_ids()[target.service]
     seconds = plan.profile_seconds
-    # wrk starts first and ends after: the profile sees only the loaded seconds.
-    load_command = wrk_command(running.address(target.service), running.network(), load, plan.scale, seconds + 3,
-                               f"{MARKER_PREFIX}profile")  # fmt: skip
+    # wrk runs until py-spy is done, however long the two containers take to start: the profile sees only loaded
+    # seconds. (With a fixed 1.5 s for wrk's start and 3 s more for py-spy's, a rehearsal on 1.3 cores profiled a
+    # server whose load had not begun or was over: no SQLAlchemy in its stacks.)
+    load_command = wrk_command(running.address(target.service), running.network(), load, plan.scale,
+                               seconds + PROFILE_LOAD_MOST, f"{MARKER_PREFIX}profile")  # fmt: skip
     problems = []
     # py-spy reads a running process's memory without stopping it (--nonblocking), which can fail now and then:
     # a second try, and the first one's error kept in the record.
     for _ in range(2):
-        with subprocess.Popen(load_command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as loading:
-            time.sleep(1.5)
-            finished = subprocess.run(profile.command(container, seconds), capture_output=True, text=True)
-            loading.wait()
+        finished = profiled_under_load(load_command, profile.command(container, seconds))
         remove_writes(running)
         found, samples = profile.shares(finished.stdout)
         if finished.returncode == 0 and samples:
@@ -270,8 +271,36 @@ def profile_target(running: RunningScenario, target: Target, load: BookstoreLoad
         problems.append(f"not profiled: {(finished.stderr or finished.stdout).strip()[-300:]}")
     else:
         return {"profile_problem": problems[-1], "profile_first_try": problems[0]}
-    stacks = plan.out / "profiles" / f"{target.name}-{load.name}-{load.clients}.txt"
+    file_name = name.replace(" READS_END_WITH=", "-")  # a variant's beside the default's, not over it
+    stacks = plan.out / "profiles" / f"{file_name}-{load.name}-{load.clients}.txt"
     stacks.parent.mkdir(parents=True, exist_ok=True)
     stacks.write_text(finished.stdout)
     measured = {"profile": found, "profile_samples": samples, "profile_stacks": str(stacks.relative_to(plan.out))}
     return measured | ({"profile_first_try": problems[0]} if problems else {})
+
+
+PROFILE_LOAD_MOST = 120  # seconds wrk may run beyond the profile's own: it is stopped once py-spy is done
+
+
+def profiled_under_load(load_command: list[str], profile_command: list[str]) -> subprocess.CompletedProcess[str]:
+    """The profiler's run, started once the load's container runs, the load stopped after it."""
+    name = f"flask-playground-profile-load-{secrets.token_hex(4)}"
+    docker_run, options = load_command[:2], load_command[2:]
+    with subprocess.Popen([*docker_run, "--name", name, *options], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL) as loading:  # fmt: skip
+        try:
+            deadline = time.monotonic() + 60
+            while loading.poll() is None and time.monotonic() < deadline and not container_running(name):
+                time.sleep(0.2)
+            time.sleep(0.5)  # its connections opened and its first requests sent
+            return subprocess.run(profile_command, capture_output=True, text=True)
+        finally:
+            subprocess.run(["docker", "kill", name], capture_output=True)
+            loading.wait()
+
+
+def container_running(name: str) -> bool:
+    state = subprocess.run(
+        ["docker", "inspect", "--format", "{{.State.Running}}", name], capture_output=True, text=True
+    )
+    return state.stdout.strip() == "true"
