@@ -21,7 +21,7 @@ FAULTS, OVERLOAD, SCENARIOS, HOSTS = (
 )  # fmt: skip
 OVERLOADED = "test_clients_far_beyond_capacity_queue_and_the_server_survives"
 QUEUED = "queued_in_rounds"  # its check of the 3000 clients, made again where the other parts had the CPU
-STOP = "test_stop_lets_requests_in_flight_finish"
+STOP = "assert_a_stop_lets_requests_finish"
 
 
 def test_a_test_s_constants_are_those_python_imports() -> None:

@@ -113,7 +113,7 @@ def statements_in(node: ast.AST) -> Iterator[ast.stmt]:
 
 
 def local(path: str, name: str, variable: str, root: Path = ROOT, **given: Any) -> Any:
-    """A name a test's function assigns from constants: test_stop_lets_requests_in_flight_finish's `delay` -> 2.0.
+    """A name a test's function assigns from constants: assert_a_stop_lets_requests_finish's `delay` -> 2.0.
     `given` names the function's parameters (a parametrized test's case)."""
     found = assigned(list(statements_in(function(path, name, root))), {**constants(path, root), **given})
     if variable not in found:
