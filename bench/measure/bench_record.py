@@ -77,9 +77,8 @@ def checked(
         problem = measurement.problem
     measured = measurement.fields() if measurement is not None else {}
     return replace(
-        record, **measured, verified=verified, problem=problem, ok=verified and not problem, cpu_probe=cpu_probe,
-        survived=survived,
-    )  # fmt: skip
+        record, **measured, verified=verified, problem=problem, cpu_probe=cpu_probe, survived=survived
+    ).judged()
 
 
 def measured_record(

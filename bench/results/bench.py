@@ -102,9 +102,6 @@ class BenchResult(Loaded):
             record |= {"reference_rps": self.reference_rps, "vs_reference": self.vs_reference}
         return record | self.extra
 
-    def present(self, *keys: str) -> dict[str, Any]:
-        return {key: getattr(self, key) for key in keys if getattr(self, key) is not None}
-
     @property
     def throughput(self) -> float:
         """rps, of a record that has one: every OK record has."""

@@ -5,7 +5,7 @@ class does not name stays in its `extra`, as the file had it, so that nothing re
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Self
 
 
@@ -45,6 +45,10 @@ class Record:
         to_json starts from them."""
         return {member.name: getattr(self, member.name) for member in fields(Record) if member.name != "extra"}
 
+    def present(self, *keys: str) -> dict[str, Any]:
+        """The keys named, of those whose value is not None: what a record writes only where it was recorded."""
+        return {key: getattr(self, key) for key in keys if getattr(self, key) is not None}
+
     def per_worker(self) -> int | None:
         """Requests one worker holds at once: its threads, or its greenlets; None for unbounded (asyncio, a thread
         per request)."""
@@ -59,6 +63,11 @@ class Checked(Record):
     verified: bool
     problem: str | None = None  # why the record is not OK (did not start, not verified, failed requests)
     ok: bool
+
+    def judged(self, *also: bool) -> Self:
+        """The record with `ok` said, once its verification and its problem are final: verified, nothing went wrong,
+        and whatever else its mode asks (`also`)."""
+        return replace(self, ok=self.verified and not self.problem and all(also))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -126,11 +126,11 @@ def reference(
 ) -> tuple[dict[str, Any], dict[str, float]]:
     """pgbench running the record's scripts at its database clients, Postgres alone, at full speed or paced to a
     rate: the record's pgbench fields, and the host's CPU probes around it (by moment, host_probe.MOMENTS)."""
+    protocol = record.pgbench_protocol
+    assert protocol is not None, "bookstore_fields gives every record of a run its protocol; older sets lack it"
     with scripts_folder(record) as script_dir:
         before = host_cpu_probe()
-        measured = measure_database(
-            running, load, record.db_clients, record.seconds, script_dir, record.pgbench_protocol or "", idle, rate
-        )
+        measured = measure_database(running, load, record.db_clients, record.seconds, script_dir, protocol, idle, rate)
         after = host_cpu_probe()
     remove_writes(running)
     return measured, {"pgbench_before": before, "after": after}

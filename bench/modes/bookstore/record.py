@@ -120,9 +120,6 @@ class BookstoreResult(Loaded):
             record["cpu_probe"] = self.cpu_probe.to_json()
         return record | {"ok": self.ok} | self.extra
 
-    def present(self, *keys: str) -> dict[str, Any]:
-        return {key: getattr(self, key) for key in keys if getattr(self, key) is not None}
-
 
 # Each step's fields, in the order its record has them.
 TARGET_AND_LOAD = (

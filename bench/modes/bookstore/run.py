@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     kept: list[BookstoreResult] = []
 
     def keep(record: BookstoreResult) -> None:
-        record = replace(record, ok=record.verified and not record.problem)
+        record = record.judged()
         kept.append(record)
         results.add(record)
         progress.done += 1

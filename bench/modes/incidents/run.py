@@ -428,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
         for repeat in range(1, args.repeat + 1):
             print(f"[{index + 1}/{len(plan)}] {name}, {event_name}, repeat {repeat}/{args.repeat}", flush=True)
             record = run_one(name, EVENTS[event_name], args, repeat, results.metadata["packages"])
-            record = replace(record, ok=record.verified and not record.problem and record.loaded)
+            record = record.judged(record.loaded)
             kept.append(record)
             results.add(record)
             if record.loaded:

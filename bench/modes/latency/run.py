@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     kept: list[LatencyResult] = []
 
     def keep(record: LatencyResult) -> None:
-        record = replace(record, ok=record.verified and not record.problem)
+        record = record.judged()
         kept.append(record)
         results.add(record)
         if record.ok:

@@ -68,7 +68,7 @@ class YourAppResult(Loaded):
             if self.writes is not None:
                 record |= {key: getattr(self, key) for key in WRITES}
             record["cpu_probe"] = None if self.cpu_probe is None else self.cpu_probe.to_json()
-            record |= {key: getattr(self, key) for key in ("locked", "log_errors") if getattr(self, key) is not None}
+            record |= self.present("locked", "log_errors")
             if self.blocked_reports is not None:
                 record |= {key: getattr(self, key) for key in BLOCKED}
         return record | {"ok": self.ok, "problem": self.problem} | self.extra

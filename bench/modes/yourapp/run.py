@@ -360,8 +360,8 @@ class Run:
         problem = problem or load_problem(result)
         record = replace(
             record, **vars(result), cpu_probe=probe, locked=locked_in_log(logs), log_errors=errors_in_log(logs),
-            **monitor, ok=problem is None, problem=problem,
-        )  # fmt: skip
+            **monitor, problem=problem,
+        ).judged()  # fmt: skip
         self.results.add(record)
         print(f"    {result.rps} requests/s, P99 {result.p99_ms} ms, {result.errors} errors", flush=True)
 
