@@ -134,6 +134,16 @@ def test_the_ladder_its_gains_and_the_paced_yardstick(ladder: Facts) -> None:
         == "did not change"
     )
     assert bookstore.moved(ladder, "bookstore-ladder-gc-freeze", "bookstore-ladder-two-processes", "author") == "raised"
+    # x1.51 for one statement against x1.45 for a second process, the next largest
+    assert bookstore.largest_gain(ladder) == 2
+
+
+def test_an_order_a_sentence_names_holds_or_fails_the_page(main: Facts) -> None:
+    two_processes = [SYNC, "bookstore-gunicorn-gevent-2", "bookstore-uwsgi-gevent", "bookstore-quart-uvicorn"]
+    said = [[GRANIAN], two_processes, [GEVENT]]  # 421.72; 323.75 to 372.85; 254.88 a second at 32 clients
+    assert bookstore.in_order(main, said, "author", "rps", 32) == ""
+    with pytest.raises(FactError, match="not in the order said"):
+        bookstore.in_order(main, [[SYNC], ["bookstore-gunicorn-gevent-2"]], "author", "rps", 32)
 
 
 def test_words_for_how_much_less_or_more(ladder: Facts) -> None:

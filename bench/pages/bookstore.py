@@ -5,6 +5,7 @@ and the words for how much one figure is of another ("by a third", "halves")."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from functools import cache
 from pathlib import Path
@@ -128,6 +129,12 @@ def rung(found: Facts, step: int) -> Row:
 def gain(found: Facts, step: int) -> float:
     """A rung's median requests per second over the rung above's (the ladder table's "× the rung above")."""
     return (rung(found, step).record.rps or 0.0) / (rung(found, step - 1).record.rps or 1.0)
+
+
+def largest_gain(found: Facts) -> int:
+    """The rung that gained the most over the rung above it."""
+    steps = [candidate.record.rung for candidate in ladder(found) if candidate.record.rung]
+    return max(steps, key=lambda step: gain(found, step))
 
 
 def ladder_cells(candidate: Row) -> list[str]:
@@ -315,6 +322,18 @@ def by_pg_over_alone(found: Facts, chosen: list[str], load: str, clients: int | 
 def by_value(found: Facts, chosen: list[str], load: str, field: str, clients: int | None = None) -> list[str]:
     """The chosen targets by their median `field`, highest first."""
     return sorted(chosen, key=lambda target: -value(found, target, load, field, clients))
+
+
+def in_order(found: Facts, groups: list[list[str]], load: str, field: str, clients: int | None = None) -> str:
+    """Nothing, where each group's targets all have a higher median `field` than every target of the groups after it,
+    the order a sentence names them in; otherwise a FactError that gives the set's order."""
+    for higher, lower in itertools.pairwise(groups):
+        if min(value(found, t, load, field, clients) for t in higher) <= max(
+            value(found, t, load, field, clients) for t in lower
+        ):
+            order = by_value(found, [t for group in groups for t in group], load, field, clients)
+            raise FactError(f"{found.set_name}, {load}: not in the order said, the set has {order}")
+    return ""
 
 
 def app_share_high(found: Facts, chosen: list[str], load: str, clients: int | None = None) -> float:
