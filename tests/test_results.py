@@ -16,6 +16,7 @@ from bench.measure import host_probe
 from bench.measure.bench_record import Measurement, checked, unmeasured_record
 from bench.measure.client import Client, Load
 from bench.modes.incidents.record import IncidentResult
+from bench.modes.labs.record import LabResult
 from bench.modes.latency.record import LatencyResult
 from bench.modes.slowclients.record import SlowClientResult
 from bench.modes.yourapp.record import YourAppResult
@@ -159,7 +160,7 @@ def test_a_committed_set_written_again_in_today_s_format_renders_the_same(tmp_pa
 
 
 # The modes whose records are built typed as they are measured and written by their class (to_json).
-Written = LatencyResult | SlowClientResult | IncidentResult | BenchResult | YourAppResult
+Written = LatencyResult | SlowClientResult | IncidentResult | BenchResult | YourAppResult | LabResult
 WRITTEN_BY_THEIR_CLASS: dict[str, type[Written]] = {
     "latency": LatencyResult,
     "slowclients": SlowClientResult,
@@ -167,6 +168,7 @@ WRITTEN_BY_THEIR_CLASS: dict[str, type[Written]] = {
     "bench": BenchResult,
     "recommend": BenchResult,
     "yourapp": YourAppResult,
+    "labs": LabResult,
 }
 # Older sets of these modes were written in an older format (make bench's probe per role, its old names): what the
 # store reads them as is checked above; written back, they come out in today's.
@@ -214,4 +216,5 @@ def test_the_committed_sets_of_those_modes_are_found() -> None:
         "bench": ["2026-11-27-mod-wsgi"],
         "recommend": ["2026-11-27-recommend"],
         "yourapp": ["2026-11-26-yourapp-flaskr", "2026-11-28-yourapp-flaskr", "2026-11-28-yourapp-ihatemoney"],
+        "labs": ["2026-11-23-labs"],
     }

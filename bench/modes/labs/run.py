@@ -14,7 +14,7 @@ import json
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from bench.containers.compose import RunningScenario
@@ -26,6 +26,13 @@ from bench.measure.scenario_start import ScenarioStart
 from bench.measure.server_facts import cpu_ms_per_unit
 from bench.models.spread import median_of
 from bench.modes.labs import render as renderer
+from bench.modes.labs.record import (
+    AtOnceResult,
+    CpuStarvationResult,
+    LabResult,
+    PoolDefaultResult,
+    SmallBacklogResult,
+)
 from bench.modes.labs.render import COLUMNS, cell
 from bench.options import Option, Options
 
@@ -53,7 +60,7 @@ def burst(running: RunningScenario, *plans: str, timeout: float = 60.0) -> tuple
 
 
 def summarise(answers: list[dict[str, Any]], delay: float) -> dict[str, Any]:
-    """What every lab reports about a set of requests."""
+    """What every lab reports about a set of requests: the fields of record.Answered."""
     good = [a for a in answers if a.get("status") == 200 and a.get("body") == ANSWER]
     failures = Counter(a.get("error") or f"status {a['status']}" for a in answers if a not in good)
     latencies = [a["seconds"] for a in answers]
@@ -62,14 +69,12 @@ def summarise(answers: list[dict[str, Any]], delay: float) -> dict[str, Any]:
     return {
         "requests": len(answers),
         "answered": len(good),
-        "failures": dict(failures),  # by kind: refused, reset, timed out, or a status other than 200
+        "failures": dict(failures),
         "elapsed_s": round(elapsed, 3),
         "p50_s": round(median_of(latencies), 3),
         "max_s": round(max(latencies), 3),
-        # A connect that took a second or more: its first SYN went unanswered and was sent again.
         "connect_max_s": round(max(connects), 3) if connects else None,
         "connects_over_1s": sum(seconds >= 1 for seconds in connects),
-        # Requests that waited a second or more beyond their own delay, for whatever reason.
         "late_over_1s": sum(seconds >= delay + 1 for seconds in latencies),
     }
 
@@ -103,7 +108,7 @@ def lab_fields(target: Target) -> dict[str, Any]:
     return {"lab": target.scenario, **target.record_fields(), "variant": target.variant, "setting": target.setting}
 
 
-def at_once(running: RunningScenario, n: int = 10, delay: float = 0.5) -> list[dict[str, Any]]:
+def at_once(running: RunningScenario, n: int = 10, delay: float = 0.5) -> list[AtOnceResult]:
     """late-patch and blocking-call: n requests at once to each target. One at a time takes n x delay (a serial
     ratio of 1, n delays); side by side, one delay (a ratio of 1 / n); in rounds of k at once, n / k delays."""
     records = []
@@ -111,19 +116,23 @@ def at_once(running: RunningScenario, n: int = 10, delay: float = 0.5) -> list[d
         command, answers = burst(running, plan(target, n, f"delay={delay:g}"))
         figures = summarise(answers, delay)
         records.append(
-            lab_fields(target)
-            | {"n": n, "delay": delay, "commands": [command]}
-            | figures
-            | {
-                "serial_ratio": round(figures["elapsed_s"] / (n * delay), 2),
-                "delays": round(figures["elapsed_s"] / delay, 1),
-                "monkeypatch_warnings": log_count(running, target.service, "MonkeyPatchWarning"),
-            }
+            AtOnceResult(
+                **lab_fields(target),
+                n=n,
+                delay=delay,
+                commands=[command],
+                **figures,
+                serial_ratio=round(figures["elapsed_s"] / (n * delay), 2),
+                delays=round(figures["elapsed_s"] / delay, 1),
+                monkeypatch_warnings=log_count(running, target.service, "MonkeyPatchWarning"),
+            )  # fmt: skip
         )
     return records
 
 
-def pool_default(running: RunningScenario, n: int = 200, delay: float = 1.0, rounds: int = 2) -> list[dict[str, Any]]:
+def pool_default(
+    running: RunningScenario, n: int = 200, delay: float = 1.0, rounds: int = 2
+) -> list[PoolDefaultResult]:
     """n requests at once to each target, `rounds` times: how long each round takes, how many requests took half a
     delay longer than their own (behind aiohttp's limit: they waited for another request's connection), how many
     connections to slow_api each round opened, and urllib3's warnings."""
@@ -142,23 +151,26 @@ def pool_default(running: RunningScenario, n: int = 200, delay: float = 1.0, rou
             opened.append(now - sockets)
             sockets = now
         records.append(
-            lab_fields(target)
-            | {"n": n, "delay": delay, "commands": commands, "per_round": per_round}
-            | {
-                "answered": sum(r["answered"] for r in per_round),
-                "requests": sum(r["requests"] for r in per_round),
-                "elapsed_s": [r["elapsed_s"] for r in per_round],
-                "slow_requests": [r["slow_requests"] for r in per_round],
-                "connections_opened": opened,
-                "pool_full_warnings": log_count(running, target.service, "Connection pool is full") - warnings_before,
-            }
+            PoolDefaultResult(
+                **lab_fields(target),
+                n=n,
+                delay=delay,
+                commands=commands,
+                per_round=per_round,
+                answered=sum(r["answered"] for r in per_round),
+                requests=sum(r["requests"] for r in per_round),
+                elapsed_s=[r["elapsed_s"] for r in per_round],
+                slow_requests=[r["slow_requests"] for r in per_round],
+                connections_opened=opened,
+                pool_full_warnings=log_count(running, target.service, "Connection pool is full") - warnings_before,
+            )  # fmt: skip
         )
     return records
 
 
 def small_backlog(
     running: RunningScenario, n: int = 1000, delay: float = 1.0, timeout: float = 60.0
-) -> list[dict[str, Any]]:
+) -> list[SmallBacklogResult]:
     """n connections at once to each target: how many got through at once, how many only after their SYN was sent
     again (a second or more to connect), how many were refused, reset or never answered within `timeout`, and the
     kernel's own count of the connections a full queue turned away."""
@@ -168,17 +180,23 @@ def small_backlog(
         command, answers = burst(running, plan(target, n, f"delay={delay:g}"), timeout=timeout)
         after = listen_counters(running, target.service)
         records.append(
-            lab_fields(target)
-            | {"n": n, "delay": delay, "timeout": timeout, "commands": [command]}
-            | summarise(answers, delay)
-            | {name: after[name] - before[name] for name in after}
+            SmallBacklogResult(
+                **lab_fields(target),
+                n=n,
+                delay=delay,
+                timeout=timeout,
+                commands=[command],
+                **summarise(answers, delay),
+                ListenOverflows=after["ListenOverflows"] - before["ListenOverflows"],
+                ListenDrops=after["ListenDrops"] - before["ListenDrops"],
+            )  # fmt: skip
         )
     return records
 
 
 def cpu_starvation(
     running: RunningScenario, units: int = 1000, cheap: int = 9, delay: float = 0.1, every: float = 0.1
-) -> list[dict[str, Any]]:
+) -> list[CpuStarvationResult]:
     """One ?cpu=`units` request, then `cheap` requests at ?delay=`delay`, one every `every` seconds from `every`
     on, while it runs: their latency, against the `delay` they would take alone."""
     records = []
@@ -187,24 +205,30 @@ def cpu_starvation(
         light = plan(target, cheap, f"delay={delay:g}", start=every, every=every)
         command, answers = burst(running, heavy, light)
         latencies = [a["seconds"] for a in answers[1:]]
+        figures = summarise(answers, delay)
         records.append(
-            lab_fields(target)
-            | {"units": units, "cheap": cheap, "delay": delay, "every": every, "commands": [command]}
-            | {key: value for key, value in summarise(answers, delay).items() if key in ("requests", "answered")}
-            | {
-                "cpu_ms_per_unit": cpu_ms_per_unit(running, target.service),
-                "heavy_s": answers[0]["seconds"],
-                "cheap_s": latencies,
-                "cheap_p50_s": round(median_of(latencies), 3),
-                "cheap_max_s": round(max(latencies), 3),
+            CpuStarvationResult(
+                **lab_fields(target),
+                units=units,
+                cheap=cheap,
+                delay=delay,
+                every=every,
+                commands=[command],
+                requests=figures["requests"],
+                answered=figures["answered"],
+                cpu_ms_per_unit=cpu_ms_per_unit(running, target.service),
+                heavy_s=answers[0]["seconds"],
+                cheap_s=latencies,
+                cheap_p50_s=round(median_of(latencies), 3),
+                cheap_max_s=round(max(latencies), 3),
                 # Held up by more than 0.3 s: far beyond what a cheap request costs here.
-                "cheap_held_up": sum(seconds >= delay + 0.3 for seconds in latencies),
-            }
+                cheap_held_up=sum(seconds >= delay + 0.3 for seconds in latencies),
+            )  # fmt: skip
         )
     return records
 
 
-MEASURE: dict[str, Callable[[RunningScenario], list[dict[str, Any]]]] = {
+MEASURE: dict[str, Callable[[RunningScenario], Sequence[LabResult]]] = {
     "late-patch": at_once,
     "blocking-call": lambda running: at_once(running, n=20, delay=0.5),
     "pool-default": pool_default,
@@ -241,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
             failed.append(lab)
             continue
         for record in records:
-            print(f"    {record['target']} ({record['variant']}): {summary_line(record)}", flush=True)
+            print(f"    {record.target} ({record.variant}): {summary_line(record)}", flush=True)
         for record in records:
             results.add(record)
         progress.done += 1
@@ -251,9 +275,9 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failed else 0
 
 
-def summary_line(record: dict[str, Any]) -> str:
-    keys = [key for _, key in COLUMNS[record["lab"]] if key != "cheap_s"]
-    return ", ".join(f"{key} {cell(record.get(key))}" for key in keys)
+def summary_line(record: LabResult) -> str:
+    keys = [key for _, key in COLUMNS[record.lab] if key != "cheap_s"]
+    return ", ".join(f"{key} {cell(record.figure(key))}" for key in keys)
 
 
 if __name__ == "__main__":
