@@ -69,7 +69,7 @@ def test_a_name_a_test_function_assigns_a_parameter_s_default_and_its_cases() ->
         asserted.local(SCENARIOS, STOP, "answers")  # assigned, but not from constants
     with pytest.raises(FactError):
         asserted.function(OVERLOAD, "a_round")  # a function is named whole
-    slow_api_dies = "test_slow_api_dies_under_load_and_the_app_recovers"
+    slow_api_dies = "slow_api_dies_and_the_app_recovers"
     assert asserted.keyword(FAULTS, slow_api_dies, "BackgroundLoad", "clients") == 100
     assert asserted.keyword(OVERLOAD, "a_round_in_about_one_delay", "load", "requests_total") == 200
     with pytest.raises(FactError):

@@ -123,7 +123,7 @@ def local(path: str, name: str, variable: str, root: Path = ROOT, **given: Any) 
 
 def keyword(path: str, name: str, callee: str, argument: str, root: Path = ROOT) -> Any:
     """The constant a test's function passes as a keyword to the one call of `callee` that has it: the clients of
-    test_slow_api_dies_under_load_and_the_app_recovers's BackgroundLoad -> 100."""
+    slow_api_dies_and_the_app_recovers's BackgroundLoad -> 100."""
     values = [
         word.value
         for node in ast.walk(function(path, name, root))
