@@ -17,6 +17,7 @@ from bench.modes.labs import render as labs_renderer
 from bench.modes.labs import run as labs
 from bench.modes.labs.record import LabResult
 from bench.results.store import load
+from tests.cpu_share import premise_checked
 
 Kind = TypeVar("Kind", bound=LabResult)
 
@@ -112,6 +113,7 @@ def test_small_backlog(client: None) -> None:
 
 
 @pytest.mark.docker
+@premise_checked
 def test_cpu_starvation(client: None) -> None:
     cheap, delay = 9, 0.1
     with RunningScenario("cpu-starvation") as running:
@@ -119,6 +121,8 @@ def test_cpu_starvation(client: None) -> None:
     assert all(record.answered == cheap + 1 for record in measured.values()), measured
     # With one worker every cheap request sent during the heavy one waits for it to finish.
     assert measured["one-worker"].cheap_held_up >= 0.6 * cheap, measured["one-worker"]
+    # A check of time: the fixed targets' cheap requests wait on a CPU as well (the heavy request's thread holds the
+    # GIL between switches), and on 1.3 cores behind the other parts' loads two were held up 0.57 s at most.
     for fixed in ("two-workers", "cpu-in-threadpool"):
         assert measured[fixed].cheap_held_up <= 1, measured[fixed]
 

@@ -307,7 +307,7 @@ def assert_a_stop_lets_requests_finish(scenario: RunningScenario) -> None:
         STOPPED.add(scenario.scenario)
         scenario.compose("stop")
         stopped_in = time.monotonic() - stopping
-        answers = {target: [answer.result() for answer in answers] for target, answers in sent.items()}
+        answers = {target: [future.result() for future in futures] for target, futures in sent.items()}
     # slow_api stops after the apps (they depend on it), so a stop that cut a request shows as no answer or a 502;
     # the app's 504 says that slow_api itself was slow, which is no claim about the stop.
     slow = [
