@@ -222,3 +222,29 @@ def test_an_incident_s_cells_over_its_repeats() -> None:
     assert events.back_within(sets, "gunicorn-gevent", "hog") == "9.8"  # from the hog's own set
     assert events.lost(sets, "gunicorn-sync", "deploy") == "–"  # not an event of that way
     assert events.said(events.lost_in(sets, ["granian-sync"], "kill-worker")) == "7,645 to 7,657"
+
+
+def test_an_incident_s_words_are_checked_against_every_repeat() -> None:
+    sets = [facts.Facts.of(ROOT / "results" / name) for name in ("2026-11-25-incidents", "2026-11-25-incidents-hog")]
+    assert events.most(sets, ["gunicorn-sync", "gunicorn-gevent"], "reload") == "nothing"
+    assert events.most(sets, ["quart-uvicorn"], "reload") == "at most one request"  # 1 and 0
+    assert events.most(sets, ["uwsgi-gevent"], "max-requests") == "at most 18 requests"
+    assert events.in_flight(sets, ["gunicorn-gevent"], "kill-worker") == "all 100 in flight"
+    # Nginx in front of the same process: 90 502s and a reset in one run, 100 502s in the other.
+    assert events.in_flight(sets, ["nginx-gunicorn-gevent"], "kill-worker") == "91 to 100 of the 100 in flight"
+    assert events.in_flight(sets, ["gunicorn-sync"], "recreate") == "none of the 100 in flight"
+    assert events.with_losses(sets, ["nginx-gunicorn-gevent"], "max-requests") == "1 of 2 runs"
+    assert events.only_what_it_held(sets, ["gunicorn-sync", "gunicorn-gevent"], "kill-worker") == ""
+    with pytest.raises(facts.FactError, match="before it"):  # uWSGI's router reset 3 and 9 before the kill
+        events.only_what_it_held(sets, ["uwsgi-gevent"], "kill-worker")
+    assert events.beyond_in_flight(sets, ["granian-sync"], "kill-worker-respawn") == ""
+    with pytest.raises(facts.FactError, match="lost of 100 in flight"):
+        events.beyond_in_flight(sets, ["gunicorn-sync"], "kill-worker")
+    assert events.never_back(sets, ["gunicorn-sync"], "kill-container") == ""
+    with pytest.raises(facts.FactError, match="back after"):
+        events.never_back(sets, ["nginx-deploy-gevent"], "kill-container")
+    with pytest.raises(facts.FactError, match="never back"):
+        events.all_back(sets, ["gunicorn-sync"], "kill-container")
+    assert events.requests_of(sets, ["gunicorn-sync"], "hog") == [8, 9]
+    with pytest.raises(facts.FactError, match="no repeat"):
+        events.most(sets, ["gunicorn-sync"], "deploy")

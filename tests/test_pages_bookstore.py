@@ -146,6 +146,38 @@ def test_an_order_a_sentence_names_holds_or_fails_the_page(main: Facts) -> None:
         bookstore.in_order(main, [[SYNC], ["bookstore-gunicorn-gevent-2"]], "author", "rps", 32)
 
 
+def test_groups_close_where_neither_stands_above_the_other(main: Facts) -> None:
+    # At 32 clients on the fast read: granian 421.72 above all, gunicorn's threads 323.75 below three gevent ways.
+    assert bookstore.interleaved(main, [GRANIAN, SYNC], NOT_AT_0_9, "author", "rps", 32)
+    assert not bookstore.interleaved(main, [GRANIAN], NOT_AT_0_9, "author", "rps", 32)
+    assert not bookstore.interleaved(main, [GEVENT], [GRANIAN, SYNC], "author", "rps", 32)
+
+
+def test_as_much_as_the_rest_from_each_pair_s_runs(main: Facts) -> None:
+    # The slow page at 16 clients: gunicorn's threads' runs 0.51 to 1.11 of Postgres alone overlap every way's.
+    assert bookstore.as_much(main, [GRANIAN, SYNC], NOT_AT_0_9, "slow", "vs_database", 16) == "within the spread of"
+    # The fast read at 32 clients: one gevent process's runs are below granian's.
+    assert bookstore.groups_compared(main, [GEVENT], [GRANIAN], "author", "rps", 32) == "behind"
+    with pytest.raises(FactError, match="not as much"):
+        bookstore.as_much(main, [GEVENT], [GRANIAN], "author", "rps", 32)
+
+
+def test_a_figure_over_every_number_of_clients(main: Facts, cpython: list[str]) -> None:
+    every = bookstore.over_every(main, "vs_database", "slow", cpython)
+    per_clients = [bookstore.spread(main, "vs_database", "slow", cpython, clients) for clients in (4, 16, 64, 256)]
+    assert (every.low, every.high) == (min(s.low for s in per_clients), max(s.high for s in per_clients))
+
+
+def test_a_change_within_the_probe_s_move_or_the_page_fails(prepared: Facts) -> None:
+    commit = f"{GEVENT} READS_END_WITH=commit"
+    assert bookstore.probe(prepared).low == 0.108 and bookstore.probe(prepared).high == 0.207
+    assert round(bookstore.over(prepared, GEVENT, commit, "author"), 3) == 0.986  # 211.62 to 208.61 a second
+    assert bookstore.within_probe(prepared, [(GEVENT, commit)], "author") == ""
+    # pgbench prepared over unnamed on the fast read: x1.94 the transactions, beyond the probe's x1.92.
+    with pytest.raises(FactError, match="beyond the CPU probe's"):
+        bookstore.within_probe(prepared, [(GEVENT, commit)], "author", "pgbench_tps")
+
+
 def test_words_for_how_much_less_or_more(ladder: Facts) -> None:
     before = bookstore.value(ladder, GEVENT, "author", "pg_cpu_ms_per_request")
     after = bookstore.value(ladder, "bookstore-ladder-prepared", "author", "pg_cpu_ms_per_request")

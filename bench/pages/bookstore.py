@@ -14,7 +14,7 @@ from bench.models.spread import Spread
 from bench.modes.bookstore import charts as bookstore_charts
 from bench.modes.bookstore.record import BookstoreResult
 from bench.modes.bookstore.rows import Row, number, ordered, summarise
-from bench.pages.facts import FactError, Facts
+from bench.pages.facts import FactError, Facts, comparison
 from bench.render.shared import Steadiness
 from bench.results import store
 
@@ -377,3 +377,68 @@ def data(found: Facts) -> str:
     """The data the set was measured on, from its metadata: "1,000,000 authors and 9,999,991 books"."""
     database = found.metadata["database"]
     return f"{int(database['authors']):,} authors and {int(database['books']):,} books"
+
+
+def over_every(found: Facts, field: str, load: str, chosen: list[str]) -> Spread:
+    """A figure of several targets' rows at every number of clients the set swept the load over, as one spread."""
+    return Spread.of([value(found, t, load, field, clients) for t in chosen for clients in clients_of(found, load)])
+
+
+def interleaved(found: Facts, first: list[str], second: list[str], load: str, field: str, clients: int) -> bool:
+    """Whether neither group's medians all stand above the other's: some target of each is beaten by one of the
+    other (the article's "close": the order does not follow the groups)."""
+    firsts = [value(found, t, load, field, clients) for t in first]
+    seconds = [value(found, t, load, field, clients) for t in second]
+    return not (min(firsts) > max(seconds) or min(seconds) > max(firsts))
+
+
+def over(found: Facts, first: str, second: str, load: str, field: str = "rps") -> float:
+    """The second target's median `field` over the first's: 1.11 for 11 % more."""
+    return value(found, second, load, field) / value(found, first, load, field)
+
+
+def probe(found: Facts) -> Spread:
+    """The CPU probe's readings over the set's run, before and after each measurement: its loop's seconds, one
+    machine's speed moving as a run goes on."""
+    return Spread.of(
+        seconds
+        for record in records(found.out)
+        if record.cpu_probe is not None
+        for times in record.cpu_probe.seconds.values()
+        for seconds in times.values()
+        if seconds
+    )
+
+
+def within_probe(found: Facts, pairs: list[tuple[str, str]], load: str, field: str = "rps") -> str:
+    """Nothing, where each pair's ratio (either way up) is smaller than the CPU probe's move over the run (its slowest
+    reading over its fastest), so that the sentence may call it within the machine's drift; otherwise a FactError."""
+    moved = probe(found).high / probe(found).low
+    for first, second in pairs:
+        ratio = over(found, first, second, load, field)
+        if max(ratio, 1 / ratio) >= moved:
+            raise FactError(
+                f"{found.set_name}, {load}: {second}'s {field} x{ratio:.2f} {first}'s, "
+                f"beyond the CPU probe's x{moved:.2f}"
+            )
+    return ""
+
+
+def groups_compared(found: Facts, first: list[str], second: list[str], load: str, field: str, clients: int) -> str:
+    """How each first target's runs stand against each second target's (facts.comparison of their ranges), as one
+    word where all pairs agree: "within the spread of", "ahead of", "behind"; else "partly apart from"."""
+    words = {
+        comparison(runs(found, one, load, field, clients), runs(found, other, load, field, clients))
+        for one in first
+        for other in second
+    }
+    return words.pop() if len(words) == 1 else "partly apart from"
+
+
+def as_much(found: Facts, first: list[str], second: list[str], load: str, field: str, clients: int) -> str:
+    """groups_compared's word where the first targets got at least as much as the second ("within the spread of",
+    "ahead of"), the claim "as much as the rest"; otherwise a FactError."""
+    word = groups_compared(found, first, second, load, field, clients)
+    if word not in ("within the spread of", "ahead of"):
+        raise FactError(f"{found.set_name}, {load}: {first}'s runs are {word} {second}'s, not as much")
+    return word
