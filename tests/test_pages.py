@@ -194,6 +194,38 @@ def test_a_latency_step_as_docs_latency_md_shows_it() -> None:
     assert latency.lags(lat)[0].target == "devserver-threaded"
 
 
+def test_where_a_latency_step_kept_up_is_checked_against_the_steps() -> None:
+    lat = facts.Facts.of(ROOT / "results" / "2026-11-23-latency")
+    assert latency.kept(lat, "gunicorn-gevent", 1.1) == "kept up"  # 650.39 of 650
+    assert latency.kept(lat, "gunicorn-gevent", 1.25) == "did not keep up"  # 608.46 of 738
+    assert latency.first_behind(lat, "devserver-threaded") == 1.5 and latency.first_behind(lat, "gevent-pywsgi") == 1.25
+    assert latency.kept_up_at_every_rate(lat, "gunicorn-gevent-pypy") == ""
+    with pytest.raises(facts.FactError, match="did not keep up at 125%"):
+        latency.kept_up_at_every_rate(lat, "gunicorn-gevent")
+    assert latency.bent_first(lat, "nginx-gunicorn-gevent", "gunicorn-gevent") == ""  # 110 % against 125 %
+    with pytest.raises(facts.FactError, match="did not fall behind before"):
+        latency.bent_first(lat, "gunicorn-gevent", "nginx-gunicorn-gevent")
+    with pytest.raises(facts.FactError, match="granian-sync"):  # granian left requests unanswered at 150 % too
+        latency.only_these_failed(lat, 1.5, ["quart-uvicorn"], aside=["devserver-threaded"])
+    assert latency.lagged_most(lat, "devserver-threaded") == ""
+    with pytest.raises(facts.FactError, match="furthest behind"):
+        latency.lagged_most(lat, "uwsgi-gevent")
+
+
+def test_each_unsteady_measurement_beside_its_steady_repeats() -> None:
+    shared, pinned = (facts.Facts.of(ROOT / "results" / f"2026-11-23-cores-{how}") for how in ("shared", "pinned"))
+    gevent = rows.unsteady_beside_steady(shared)
+    assert [(r.target, r.role, r.before, r.after, r.share) for r in gevent] == [
+        ("gunicorn-gevent", "server", 0.1609, 0.085, 0.735)
+    ]
+    assert gevent[0].standing == "ahead of" and round(gevent[0].off_by, 4) == round(0.735 / 0.728 - 1, 4)
+    by_target = {(r.target, r.share): r for r in rows.unsteady_beside_steady(pinned)}
+    assert by_target["gunicorn-sync", 0.24].standing == "within the spread of"  # bounded by its threads
+    assert by_target["gunicorn-sync", 0.24].off_by == 0
+    assert by_target["gunicorn-gevent", 0.593].standing == "behind"  # its steady repeats 0.619 and 0.628
+    assert len(rows.unsteady_beside_steady(pinned)) + len(gevent) == rows.unsteady(shared)[0] + rows.unsteady(pinned)[0]
+
+
 def test_a_lab_s_field_is_its_one_record_s() -> None:
     labs = facts.Facts.of(ROOT / "results" / "2026-11-23-labs")
     assert rows.field(labs, "backlog-10", "connects_over_1s") == 871

@@ -73,3 +73,55 @@ def kept_up(found: Facts, fraction: float) -> tuple[int, int]:
 def lags(found: Facts) -> list[LatencyResult]:
     """The steps by how far vegeta fell behind its schedule, most first."""
     return sorted(steps(found), key=lambda r: -(r.send_lag_ms_max or 0.0))
+
+
+def kept(found: Facts, target: str, fraction: float) -> str:
+    """Whether the target kept up at `fraction` of its base rate, in words: "kept up" or "did not keep up"."""
+    return "kept up" if step(found, target, fraction).keeps_up else "did not keep up"
+
+
+def first_behind(found: Facts, target: str) -> float | None:
+    """The lowest fraction of its base rate at which the target did not keep up; None where it kept up at every
+    rate."""
+    behind = [r.fraction for r in steps(found) if r.target == target and not r.keeps_up and r.fraction is not None]
+    return min(behind, default=None)
+
+
+def kept_up_at_every_rate(found: Facts, target: str) -> str:
+    """Nothing, where the target kept up at every rate it was sent; otherwise a FactError."""
+    behind = first_behind(found, target)
+    if behind is not None:
+        raise FactError(f"{target} did not keep up at {behind:.0%} of its base in {found.set_name}")
+    return ""
+
+
+def bent_first(found: Facts, first: str, second: str) -> str:
+    """Nothing, where the first target fell behind at a lower fraction of its base than the second; otherwise a
+    FactError."""
+    ours, theirs = first_behind(found, first), first_behind(found, second)
+    if ours is None or (theirs is not None and ours >= theirs):
+        raise FactError(f"{first} did not fall behind before {second} in {found.set_name}")
+    return ""
+
+
+def with_failures(found: Facts, fraction: float) -> list[str]:
+    """The targets that left requests unanswered (refused, closed, timed out) at `fraction` of their base."""
+    return [r.target for r in steps(found, fraction) if r.failure_kinds]
+
+
+def only_these_failed(found: Facts, fraction: float, said: list[str], aside: list[str]) -> str:
+    """Nothing, where the targets a sentence names are exactly those with failures at `fraction`, leaving `aside`
+    those the page names on their own; otherwise a FactError."""
+    failed = set(with_failures(found, fraction)) - set(aside)
+    if failed != set(said):
+        raise FactError(f"at {fraction:.0%} of their base {sorted(failed)} failed requests, not {sorted(said)}")
+    return ""
+
+
+def lagged_most(found: Facts, target: str) -> str:
+    """Nothing, where the step in which vegeta fell furthest behind its schedule is one of the target's; otherwise a
+    FactError."""
+    worst = lags(found)[0]
+    if worst.target != target:
+        raise FactError(f"vegeta fell furthest behind on {worst.target}, not {target}, in {found.set_name}")
+    return ""

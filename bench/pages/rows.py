@@ -293,3 +293,62 @@ def unsteady(found: Facts) -> tuple[int, int]:
         probe["steady"] for probe in (r.get("cpu_probe") or {} for r in measured) if probe.get("steady") is not None
     ]
     return judged.count(False), len(judged)
+
+
+@dataclass(frozen=True)
+class Unsteady:
+    """One measurement the CPU probe judged unsteady, beside the same target's steady repeats in its run."""
+
+    set_name: str
+    target: str
+    role: str  # the role whose loop moved the most
+    before: float  # its loop's seconds before the measurement
+    after: float  # and after
+    share: float  # of slow_api alone
+    steady: Spread | None  # the steady repeats' shares; None where the run has none
+
+    @property
+    def standing(self) -> str:
+        """Where its share stands against the steady repeats': "within the spread of", "ahead of", "behind"."""
+        if self.steady is None:
+            return "without steady repeats"
+        return comparison(Spread(self.share, self.share, self.share), self.steady)
+
+    @property
+    def off_by(self) -> float:
+        """How far its share lies outside the steady repeats' range, as a share of the nearer end (0 within it)."""
+        if self.steady is None:
+            raise FactError(f"{self.target} in {self.set_name} has no steady repeat")
+        nearer = min(max(self.share, self.steady.low), self.steady.high)
+        return abs(self.share - nearer) / nearer
+
+
+def unsteady_beside_steady(found: Facts) -> list[Unsteady]:
+    """Each measurement the probe judged unsteady, in the order measured, with its steady repeats."""
+    measured = [r for r in found.every_record if r.get("cpu_probe") and r.get("vs_reference") is not None]
+    said = []
+    for record in measured:
+        probe = record["cpu_probe"]
+        if probe.get("steady") is not False:
+            continue
+        role = max(probe["moved"], key=lambda place: probe["moved"][place])
+        steady = [
+            float(other["vs_reference"])
+            for other in measured
+            if other["target"] == record["target"]
+            and other.get("concurrency") == record.get("concurrency")
+            and other["cpu_probe"].get("steady")
+        ]
+        moments = probe["seconds"][role]
+        said.append(
+            Unsteady(
+                found.set_name,
+                str(record["target"]),
+                role,
+                float(moments["before"]),
+                float(moments["after"]),
+                float(record["vs_reference"]),
+                Spread.of(steady) if steady else None,
+            )
+        )
+    return said
