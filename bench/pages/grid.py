@@ -36,6 +36,11 @@ def rps(found: Facts, cell: Cell, target: str) -> float:
     raise FactError(f"no {target} in the cell {cell} of {found.set_name}")
 
 
+def rps_span(found: Facts, cell: Cell, targets: list[str]) -> Spread:
+    """The targets' requests per second in one cell, as one spread."""
+    return Spread.of([rps(found, cell, target) for target in targets])
+
+
 @dataclass(frozen=True)
 class GridRow:
     """One cell of the winners' table, its cells as the page prints them."""
