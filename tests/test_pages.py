@@ -129,8 +129,8 @@ def test_the_rows_of_a_repeated_run_as_docs_every_way_states_them() -> None:
     assert rows.overlapping_pairs(c200, ["uwsgi-gevent", "gunicorn-sync", "mod-wsgi-sync"]) == (1, 3)
     assert rows.pairs_behind(c200, ["gunicorn-gevent-pypy"], ["uwsgi-gevent", "gunicorn-sync"]) == (2, 2)
     assert rows.unsteady(found) == (92, 174)  # as the set's own results.md counts them, failed runs included
-    low, high = rows.probe_seconds(found)
-    assert (facts.fixed(low), facts.fixed(high)) == ("0.07", "0.30")
+    probe = rows.probe_seconds(found)
+    assert (facts.fixed(probe.low), facts.fixed(probe.high)) == ("0.07", "0.30")
     with pytest.raises(facts.FactError):
         rows.spread_percent(rows.way_of(found, "mod-wsgi-sync", 1000))  # a failed row has no spread
 

@@ -15,6 +15,7 @@ from bench.modes.bookstore import charts as bookstore_charts
 from bench.modes.bookstore.record import BookstoreResult
 from bench.modes.bookstore.rows import Row, number, ordered, summarise
 from bench.pages.facts import FactError, Facts, comparison
+from bench.pages.rows import probe_seconds
 from bench.render.shared import Steadiness
 from bench.results import store
 
@@ -397,23 +398,11 @@ def over(found: Facts, first: str, second: str, load: str, field: str = "rps") -
     return value(found, second, load, field) / value(found, first, load, field)
 
 
-def probe(found: Facts) -> Spread:
-    """The CPU probe's readings over the set's run, before and after each measurement: its loop's seconds, one
-    machine's speed moving as a run goes on."""
-    return Spread.of(
-        seconds
-        for record in records(found.out)
-        if record.cpu_probe is not None
-        for times in record.cpu_probe.seconds.values()
-        for seconds in times.values()
-        if seconds
-    )
-
-
 def within_probe(found: Facts, pairs: list[tuple[str, str]], load: str, field: str = "rps") -> str:
     """Nothing, where each pair's ratio (either way up) is smaller than the CPU probe's move over the run (its slowest
     reading over its fastest), so that the sentence may call it within the machine's drift; otherwise a FactError."""
-    moved = probe(found).high / probe(found).low
+    probe = probe_seconds(found)
+    moved = probe.high / probe.low
     for first, second in pairs:
         ratio = over(found, first, second, load, field)
         if max(ratio, 1 / ratio) >= moved:

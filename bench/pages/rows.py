@@ -270,8 +270,9 @@ def standing_against(found: Facts, first: str, others: list[tuple[str, str]], me
     return ", and ".join(parts)
 
 
-def probe_seconds(found: Facts) -> tuple[float, float]:
-    """The CPU probe's loop over every measurement of the set: its shortest and longest time, in s."""
+def probe_seconds(found: Facts) -> Spread:
+    """The CPU probe's loop over every measurement of the set, before and after each, on every role: its seconds, one
+    machine's speed moving as the run goes on."""
     times = [
         seconds
         for record in found.every_record
@@ -281,8 +282,7 @@ def probe_seconds(found: Facts) -> tuple[float, float]:
     ]
     if not times:
         raise FactError(f"{found.set_name} has no CPU probe")
-    spread = Spread.of(times)
-    return spread.low, spread.high
+    return Spread.of(times)
 
 
 def unsteady(found: Facts) -> tuple[int, int]:
