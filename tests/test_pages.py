@@ -226,6 +226,15 @@ def test_each_unsteady_measurement_beside_its_steady_repeats() -> None:
     assert len(rows.unsteady_beside_steady(pinned)) + len(gevent) == rows.unsteady(shared)[0] + rows.unsteady(pinned)[0]
 
 
+def test_verified_ways_and_a_cost_said_as_more() -> None:
+    money = facts.Facts.of(ROOT / "results" / "2026-11-28-yourapp-ihatemoney")
+    assert rows.verified_ways(money) == (7, 7)
+    rep = facts.Facts.of(ROOT / "results" / "2026-11-25-repeat3")
+    assert rows.costs_more(rep, "mod-wsgi-sync", "gunicorn-sync", 200) == ""
+    with pytest.raises(facts.FactError, match="costs no more"):
+        rows.costs_more(rep, "gunicorn-sync", "mod-wsgi-sync", 200)
+
+
 def test_a_lab_s_field_is_its_one_record_s() -> None:
     labs = facts.Facts.of(ROOT / "results" / "2026-11-23-labs")
     assert rows.field(labs, "backlog-10", "connects_over_1s") == 871

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bench.pages import bookstore, rows
-from bench.pages.facts import FactError, Facts
+from bench.pages.facts import FactError, Facts, require
 from bench.pages.render import ROOT
 
 SYNC, GEVENT, GRANIAN = "bookstore-gunicorn-sync", "bookstore-gunicorn-gevent", "bookstore-granian"
@@ -160,6 +160,30 @@ def test_as_much_as_the_rest_from_each_pair_s_runs(main: Facts) -> None:
     assert bookstore.groups_compared(main, [GEVENT], [GRANIAN], "author", "rps", 32) == "behind"
     with pytest.raises(FactError, match="not as much"):
         bookstore.as_much(main, [GEVENT], [GRANIAN], "author", "rps", 32)
+
+
+def test_the_slow_page_s_503s_p99s_and_the_goal_s_runs(main: Facts) -> None:
+    # Quart on uvicorn answered one 503, in one repeat at 256 clients; uWSGI's gevent loop none.
+    assert bookstore.refusing_repeats(main, "bookstore-quart-uvicorn", "slow", [64, 256]) == (1, 6)
+    assert bookstore.refusing_repeats(main, "bookstore-uwsgi-gevent", "slow", [64, 256]) == (0, 6)
+    assert bookstore.under(main, ["bookstore-uwsgi-gevent"], "slow", "p99_ms", 256, 10000) == ""  # 8840 ms
+    with pytest.raises(FactError, match="not under"):
+        bookstore.under(main, [GEVENT], "slow", "p99_ms", 256, 10000)  # 10260 ms
+    assert bookstore.reaching(main, NOT_AT_0_9, "slow", "vs_database", 16, 0.9) == ""  # their best runs 0.92 to 1.13
+    with pytest.raises(FactError, match="reaches"):
+        bookstore.reaching(main, NOT_AT_0_9, "slow", "vs_database", 16, 1.0)
+
+
+def test_only_one_rung_beyond_the_paced_bound(ladder: Facts) -> None:
+    assert bookstore.only_rung_beyond(ladder, 1, 1.2) == ""  # rung 1 at 1.43, the others 0.99 to 1.17
+    with pytest.raises(FactError, match="not only rung"):
+        bookstore.only_rung_beyond(ladder, 1, 1.1)
+
+
+def test_a_premise_a_template_computes_holds_or_fails_the_page() -> None:
+    assert require(True, "anything") == ""
+    with pytest.raises(FactError, match="not so: PyPy was the slowest"):
+        require(False, "PyPy was the slowest")
 
 
 def test_a_figure_over_every_number_of_clients(main: Facts, cpython: list[str]) -> None:

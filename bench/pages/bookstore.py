@@ -431,3 +431,38 @@ def as_much(found: Facts, first: list[str], second: list[str], load: str, field:
     if word not in ("within the spread of", "ahead of"):
         raise FactError(f"{found.set_name}, {load}: {first}'s runs are {word} {second}'s, not as much")
     return word
+
+
+def refusing_repeats(found: Facts, target: str, load: str, clients: list[int]) -> tuple[int, int]:
+    """In how many of the target's repeats at those numbers of clients the app answered a 503, of how many."""
+    chosen = [
+        r for r in records(found.out) if r.target == target and r.load == load and r.clients in clients and r.measured
+    ]
+    return sum(1 for r in chosen if r.status_503), len(chosen)
+
+
+def reaching(found: Facts, chosen: list[str], load: str, field: str, clients: int, level: float) -> str:
+    """Nothing, where each chosen target's runs reach `level` at best (its range spans the gap to it); otherwise a
+    FactError."""
+    short = [t for t in chosen if runs(found, t, load, field, clients).high < level]
+    if short:
+        raise FactError(f"{found.set_name}, {load}: no run of {short} reaches {level}")
+    return ""
+
+
+def under(found: Facts, chosen: list[str], load: str, field: str, clients: int, most: float) -> str:
+    """Nothing, where each chosen target's median `field` is under `most`; otherwise a FactError."""
+    over = [t for t in chosen if value(found, t, load, field, clients) >= most]
+    if over:
+        raise FactError(f"{found.set_name}, {load}: {over}'s {field} is not under {most}")
+    return ""
+
+
+def only_rung_beyond(found: Facts, rung: int, bound: float) -> str:
+    """Nothing, where of the ladder's paced ratios (paced) the rung's alone is beyond `bound`; otherwise a
+    FactError."""
+    ratios = paced(found)
+    beyond = [step for step, ratio in enumerate(ratios) if ratio > bound]
+    if beyond != [rung]:
+        raise FactError(f"{found.set_name}: beyond x{bound:g} are rungs {beyond}, not only rung {rung}")
+    return ""

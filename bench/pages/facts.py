@@ -95,6 +95,14 @@ def comparison(first: Spread, second: Spread) -> str:
     return "within the spread of"
 
 
+def require(holds: bool, what: str) -> str:
+    """Nothing, where a sentence's premise computed in its template holds; otherwise a FactError that says `what` does
+    not: for a word no named function computes ("no", "does not hold")."""
+    if not holds:
+        raise FactError(f"not so: {what}")
+    return ""
+
+
 def quantifier(meeting: int, total: int) -> str:
     """How many of `total` things: "every", "none", else "N of M"."""
     if meeting == total:

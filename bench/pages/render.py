@@ -59,6 +59,7 @@ def environment(root: Path, finalize: Callable[[Any], Any] | None = None) -> jin
         result_set=result_set,
         comparison=facts.comparison,
         quantifier=facts.quantifier,
+        require=facts.require,
         quantified=facts.quantified,
         spread_of=Spread.of,
         share_cell=facts.share_cell,

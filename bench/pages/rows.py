@@ -99,6 +99,21 @@ def cpu_ms(way: Way) -> float:
     return spent
 
 
+def costs_more(found: Facts, first: str, second: str, clients: int) -> str:
+    """Nothing, where the first target's median run took more threads, memory and CPU per request than the
+    second's at `clients` (the sentence's "at more cost"); otherwise a FactError."""
+    ours, theirs = way_of(found, first, clients), way_of(found, second, clients)
+    costs = {
+        "threads": (ours.record.threads_peak or 0, theirs.record.threads_peak or 0),
+        "memory": (ours.record.rss_mb_peak or 0.0, theirs.record.rss_mb_peak or 0.0),
+        "CPU per request": (cpu_ms(ours), cpu_ms(theirs)),
+    }
+    cheaper = [name for name, (mine, other) in costs.items() if mine <= other]
+    if cheaper:
+        raise FactError(f"{first} costs no more {' or '.join(cheaper)} than {second} at {clients} clients")
+    return ""
+
+
 def p99_ms(found: Facts, targets: list[str], clients: int) -> list[float]:
     """Each target's P99 at a load, in ms, of its median run."""
     return [float(way_of(found, target, clients).record.p99_ms or 0) for target in targets]
@@ -207,6 +222,14 @@ def writes(found: Facts, field: str) -> int:
     """Of a `make yourapp` set, a field of its writes summed over every load and request type: "acknowledged",
     "found", "lost"."""
     return sum(int(kind[field]) for r in found.every_record for kind in (r.get("writes") or {}).values())
+
+
+def verified_ways(found: Facts) -> tuple[int, int]:
+    """How many of the set's ways were verified in every one of their records, of how many ways."""
+    ways: dict[str, bool] = {}
+    for r in found.every_record:
+        ways[r["target"]] = ways.get(r["target"], True) and bool(r.get("verified"))
+    return sum(ways.values()), len(ways)
 
 
 def blocked_by_way(found: Facts) -> dict[str, int]:
