@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.pages import bookstore, rows
+from bench.pages import bookstore, rows, words
 from bench.pages.facts import FactError, Facts, require
 from bench.pages.render import ROOT
 
@@ -82,7 +82,7 @@ def test_the_503s_past_the_pool_and_the_steady_measurements(main: Facts) -> None
 
 
 def test_ordinals_past_ten() -> None:
-    said = [bookstore.ordinal(place) for place in (2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111)]
+    said = [words.ordinal(place) for place in (2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111)]
     assert said == ["2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd", "101st", "111th"]
 
 
@@ -206,30 +206,30 @@ def test_words_for_how_much_less_or_more(ladder: Facts) -> None:
     before = bookstore.value(ladder, GEVENT, "author", "pg_cpu_ms_per_request")
     after = bookstore.value(ladder, "bookstore-ladder-prepared", "author", "pg_cpu_ms_per_request")
     # 1.25 to 0.81 ms: a third less, not half
-    assert bookstore.cut(before, after) == "a third"
-    assert bookstore.halves_or(before, after) == "falls by a third"
-    assert round(bookstore.cut_share(before, after), 2) == 0.35
+    assert words.cut(before, after) == "a third"
+    assert words.halves_or(before, after) == "falls by a third"
+    assert round(words.cut_share(before, after), 2) == 0.35
     share0 = bookstore.value(ladder, GEVENT, "author", "vs_database")
     share1 = bookstore.value(ladder, "bookstore-ladder-prepared", "author", "vs_database")
-    assert bookstore.halves_or(share0, share1) == "halves"
-    assert bookstore.doubles_or(1701.0, 3553.1) == "doubled" and bookstore.doubles_or(1.0, 1.45) == "went x1.45"
-    assert [bookstore.fraction_word(share) for share in (0.11, 0.24, 0.35, 0.52)] == [
+    assert words.halves_or(share0, share1) == "halves"
+    assert words.doubles_or(1701.0, 3553.1) == "doubled" and words.doubles_or(1.0, 1.45) == "went x1.45"
+    assert [words.fraction_word(share) for share in (0.11, 0.24, 0.35, 0.52)] == [
         "a tenth", "a quarter", "a third", "half"
     ]  # fmt: skip
-    assert [bookstore.multiple(ratio) for ratio in (1.94, 2.09, 1.45)] == ["nearly twice", "twice", "1.4 times"]
+    assert [words.multiple(ratio) for ratio in (1.94, 2.09, 1.45)] == ["nearly twice", "twice", "1.4 times"]
 
 
 def test_bounds_and_rounding_for_prose() -> None:
-    assert f"{bookstore.up_to(1.147, 0.05):.2f}" == "1.15" and f"{bookstore.up_to(1.17, 0.1):.1f}" == "1.2"
-    assert bookstore.rounded(769.2, 10) == 770
-    assert f"{bookstore.up_to(1.12, 0.1):.1f}" == "1.2"  # a bound rounds up
+    assert f"{words.up_to(1.147, 0.05):.2f}" == "1.15" and f"{words.up_to(1.17, 0.1):.1f}" == "1.2"
+    assert words.rounded(769.2, 10) == 770
+    assert f"{words.up_to(1.12, 0.1):.1f}" == "1.2"  # a bound rounds up
 
 
 def test_the_set_s_own_figures(main: Facts, ladder: Facts, prepared: Facts) -> None:
     assert (bookstore.minutes(main), bookstore.minutes(ladder), bookstore.minutes(prepared)) == (83.5, 16.7, 8.0)
     warm = bookstore.warm_up(main, PYPY)
     assert (warm.warm_up_s, warm.clients) == (20, 8)
-    assert bookstore.said_steps(warm.warm_up_cpu_ms_per_request) == "17.8, 14.5, 12.0 then 12.2"
+    assert words.said_steps(warm.warm_up_cpu_ms_per_request) == "17.8, 14.5, 12.0 then 12.2"
 
 
 def test_the_prepared_set_names_its_targets_by_how_reads_end(prepared: Facts) -> None:

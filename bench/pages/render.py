@@ -12,7 +12,7 @@ from typing import Any
 import jinja2
 
 from bench.models.spread import Spread
-from bench.pages import asserted, bookstore, events, facts, grid, latency, loadgens, rows
+from bench.pages import asserted, bookstore, events, facts, grid, latency, loadgens, rows, words
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = (
@@ -73,6 +73,7 @@ def environment(root: Path, finalize: Callable[[Any], Any] | None = None) -> jin
         events=events,
         loadgens=loadgens,
         bookstore=bookstore,
+        words=words,
         asserted=asserted,
     )
     env.filters.update(
