@@ -182,7 +182,3 @@ def writes_acknowledged(sets: list[Facts], targets: list[str], event: str) -> li
     """The writes each repeat's load had acknowledged (a 201 read by the client)."""
     return [r.writes_acknowledged or 0 for r in repeats(sets, targets, event)]
 
-
-def minutes(found: Facts) -> float:
-    """How long the set's run took, in minutes (its metadata)."""
-    return float(found.metadata["minutes"])
