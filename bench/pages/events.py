@@ -181,4 +181,3 @@ def writes_lost(sets: list[Facts], targets: list[str], events: list[str]) -> tup
 def writes_acknowledged(sets: list[Facts], targets: list[str], event: str) -> list[int]:
     """The writes each repeat's load had acknowledged (a 201 read by the client)."""
     return [r.writes_acknowledged or 0 for r in repeats(sets, targets, event)]
-
