@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from bench.bench_run import render as bench
+from bench.bench_run.record import BenchResult
 from bench.modes.bookstore import render as bookstore
 from bench.modes.bookstore.record import BookstoreResult
 from bench.modes.incidents import render as incidents
@@ -22,9 +24,7 @@ from bench.modes.slowclients import render as slowclients
 from bench.modes.slowclients.record import SlowClientResult
 from bench.modes.yourapp import render as yourapp
 from bench.modes.yourapp.record import YourAppResult
-from bench.render import bench
 from bench.results import store
-from bench.results.bench import BenchResult
 from bench.results.records import Record
 
 

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from bench.bench_run.record import BenchResult
+from bench.bench_run.render import COLUMNS, row, summarise
 from bench.loadgen.ab import parse_ab
 from bench.models.ceiling import ceiling_rps, efficiency, naive_ceiling_rps
 from bench.models.spread import Spread
-from bench.render.bench import COLUMNS, row, summarise
-from bench.results.bench import BenchResult
 from bench.sets import render
 
 OUTPUTS = Path(__file__).parent / "ab_outputs"
@@ -133,7 +133,7 @@ def test_a_target_that_did_not_start_beside_a_probed_one_renders(tmp_path: Path)
     assert page.count("<tr") == 3  # the header and both targets
 
 
-# What a record of a target that did not start carries (bench/measure/bench_run.py): what it is, not what it did.
+# What a record of a target that did not start carries (bench/bench_run/measure.py): what it is, not what it did.
 NOT_MEASURED_KEYS = {
     "scenario", "target", "server", "mode", "workers", "threads_per_worker", "gevent_cores", "concurrency", "n",
     "c", "delay", "client", "ceiling_rps", "ceiling_naive_rps", "verified", "ok", "problem",

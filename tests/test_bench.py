@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 import requests
 
+from bench.bench_run.record import BenchResult
+from bench.bench_run.render import summarise
 from bench.containers import cgroup, roles
 from bench.containers.compose import RunningScenario, ScenarioError
 from bench.containers.scenarios import load_targets
@@ -25,8 +27,6 @@ from bench.measure.client import choose_client
 from bench.measure.scenario_start import ScenarioStart
 from bench.models.ceiling import ceiling_rps, naive_ceiling_rps
 from bench.modes.bench import run as bench_mode
-from bench.render.bench import summarise
-from bench.results.bench import BenchResult
 from bench.results.store import load
 from tests.conftest import read_back_as_written, tool_against_slow_api
 

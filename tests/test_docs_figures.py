@@ -41,10 +41,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.render.bench import summarise
-from bench.render.bench_rows import row_key
+from bench.bench_run.record import BenchResult
+from bench.bench_run.render import summarise
+from bench.bench_run.rows import row_key
 from bench.results import upgrade
-from bench.results.bench import BenchResult
 
 ROOT = Path(__file__).resolve().parent.parent
 # A Markdown link to a file of a set, `[...](results/<set>/...)`, `(../results/<set>/...)` from docs/ or

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.bench_run.record import BenchResult
 from bench.containers.scenarios import ConfiguredTarget
 from bench.modes.map import render as map_renderer
 from bench.modes.map import run as workload_map
-from bench.results.bench import BenchResult
 from tests.conftest import read_back_as_written
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from bench.bench_run.record import BenchResult
 from bench.modes.recommend import run as recommend
 from bench.modes.recommend.run import WAYS, Matrix, plan
-from bench.results.bench import BenchResult
 from tests.conftest import read_back_as_written
 
 

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from bench import sets
+from bench.bench_run.measure import Measurement, checked, unmeasured_record
+from bench.bench_run.record import BenchResult, RunFacts
 from bench.containers import roles
 from bench.containers.scenarios import ROOT, load_targets
 from bench.measure import host_probe
-from bench.measure.bench_record import Measurement, checked, unmeasured_record
 from bench.measure.client import Client, Load
 from bench.modes.incidents.record import IncidentResult
 from bench.modes.labs.record import LabResult
@@ -21,7 +22,6 @@ from bench.modes.latency.record import LatencyResult
 from bench.modes.slowclients.record import SlowClientResult
 from bench.modes.yourapp.record import YourAppResult
 from bench.results import store
-from bench.results.bench import BenchResult
 from bench.results.records import CpuProbe
 from bench.sets import render
 
@@ -117,9 +117,9 @@ def test_a_record_its_mode_cannot_read_says_which(tmp_path: Path) -> None:
 
 
 def test_what_make_bench_writes_today_loads_as_written(tmp_path: Path) -> None:
-    """A record as bench/measure/bench_record.py writes it, with its CPU probe as bench/containers/roles.py takes it."""
+    """A record as bench/bench_run/measure.py writes it, with its CPU probe as bench/containers/roles.py takes it."""
     target = load_targets("sync-gunicorn")[0]
-    record = unmeasured_record(target, Load(n=10, c=5, delay=1.0), Client("host"))
+    record = unmeasured_record(target, Load(n=10, c=5, delay=1.0), Client("host"), RunFacts())
     usage = {"threads_peak": 12, "rss_mb_peak": 50.0, "cpu_seconds": 0.1, "sampled_on": "this machine"}
     measurement = Measurement("ab -n 10 -c 5 ...", usage, rps=3.2, p99_ms=1010.0)
     probe = roles.steadiness({"server": 0.1, "client": 0.1}, {"server": 0.2, "client": 0.1})

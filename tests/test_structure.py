@@ -17,13 +17,15 @@ BENCH = ROOT / "bench"
 # models (bench/models: ceilings, bounds, percentiles, medians, spreads), which import nothing of the harness. Then
 # the result set's file (bench/results: its format, the record modes share, loading and saving): the measuring
 # machinery writes through it, the renderers read through it, the modes do both, and it imports none of them. The
-# renderers' shared drawing (bench/render) sits above the measuring machinery, which never draws a page. A mode
+# renderers' shared drawing (bench/render) sits above the measuring machinery, which never draws a page. make bench's
+# measuring, its record and its tables (bench/bench_run) sit above both, shared by the modes that measure as it does
+# (bench, map, recommend). A mode
 # (bench/modes) is a room of its own: a package holding its run, and its record and its renderer where no other mode
 # shares them, which imports nothing of another mode; when its run ends it hands the set as it loads to its
 # renderer, which reads results.json alone, so it needs nothing of what runs containers (and imports nothing that
 # starts a process, below). The docs' pages (bench/pages) cite the sets of every mode; at the top, the modules that
 # know every mode: bench/sets.py (each mode's record and renderer), make help's and the commands' entry points.
-LAYERS = ("models", "results", "loadgen", "containers", "measure", "render", "modes", "pages", "top")
+LAYERS = ("models", "results", "loadgen", "containers", "measure", "render", "bench_run", "modes", "pages", "top")
 # bench/options.py: each mode's options declared, importing nothing of bench: as low as the records.
 # `python -m bench up|down|ab|threads` (the Makefile's commands for one scenario), `python -m bench.modes` (make
 # help), `python -m bench.render OUT` and bench/sets.py: at the top.
@@ -34,7 +36,7 @@ TOP = {
 
 
 def module_name(path: Path) -> str:
-    """bench/render/bench.py -> "render.bench"; a package's __init__.py is the package: "render"."""
+    """bench/render/shared.py -> "render.shared"; a package's __init__.py is the package: "render"."""
     parts = path.relative_to(BENCH).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts)
 
@@ -167,7 +169,12 @@ def test_the_models_are_pure(module: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "module", sorted(m for m in MODULES if layer(m) == "render" or (room(m) and m.endswith(".render")))
+    "module",
+    sorted(
+        m
+        for m in MODULES
+        if layer(m) == "render" or (layer(m) in ("bench_run", "modes") and m.endswith((".render", ".rows", ".record")))
+    ),
 )
 def test_renderers_run_nothing(module: str) -> None:
     """A set renders from its results.json alone: on any machine, without Docker, long after the run. So nothing a
@@ -188,7 +195,7 @@ def run_module(mode: str) -> str:
 
 def renderer_module(mode: str) -> str:
     """Its room's render.py, or the renderer it shares with others below (make bench's tables)."""
-    return f"modes.{mode}.render" if f"modes.{mode}.render" in MODULES else f"render.{mode}"
+    return f"modes.{mode}.render" if f"modes.{mode}.render" in MODULES else "bench_run.render"
 
 
 def test_every_mode_is_a_room() -> None:
@@ -208,7 +215,7 @@ def test_there_are_modes() -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_mode_has_its_kind_of_record(mode: str) -> None:
-    """1. Its record typed (in its room's record.py, or in bench/results), named in bench/sets.py's KINDS under the
+    """1. Its record typed (in its room's record.py, or in bench/bench_run), named in bench/sets.py's KINDS under the
     mode's name."""
     from bench import sets
     from bench.results.records import Record
@@ -260,7 +267,7 @@ def test_a_mode_starts_its_scenarios_through_scenario_start(mode: str) -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_mode_has_its_renderer_in_the_dispatch(mode: str) -> None:
-    """3. Its renderer (its room's render.py, or bench/render/<mode>.py) with render(out, loaded), named in
+    """3. Its renderer (its room's render.py, or bench/bench_run/render.py) with render(out, loaded), named in
     bench/sets.py under the mode's name, and the run itself imports it: its run ends by rendering its own set,
     nothing below the modes draws a page."""
     from bench import sets

@@ -68,7 +68,7 @@ def idle_threads(running: RunningScenario, service: str) -> int | None:
 
 @dataclass(frozen=True)
 class AtRest:
-    """What make bench's record says of a started server before any request (bench/results/bench.py, BenchResult)."""
+    """What make bench's record says of a started server before any request (bench/bench_run/record.py, BenchResult)."""
 
     app_settings: dict[str, str]
     server_command: list[str]

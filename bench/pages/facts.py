@@ -15,12 +15,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from bench.bench_run.record import BenchResult
 from bench.models.scaling import Bound, Demand, bound
 from bench.models.spread import Spread
 from bench.modes.recommend.render import EVERY_CORE, Way, cpu_ms_of, demand_of, machine_bound, served, ways
 from bench.render import shared
 from bench.results import store
-from bench.results.bench import BenchResult
 
 Record = dict[str, Any]
 

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from bench.bench_run.record import BenchResult
 from bench.models.spread import Spread
 from bench.modes.map.render import TIE, Summary, winners
 from bench.pages.facts import FactError, Facts
 from bench.results import store
-from bench.results.bench import BenchResult
 
 Cell = tuple[float, int, int]  # I/O delay (s), CPU units, clients
 # Where no target leads by TIE, the cell names its winner unless every target came within this factor of it.

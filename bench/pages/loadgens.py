@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from bench.bench_run.render import per_request_ms
 from bench.loadgen import wrk
 from bench.loadgen.closed_loop import LOADGENS
 from bench.models.spread import Spread
@@ -17,7 +18,6 @@ from bench.modes.recommend.render import EVERY_CORE, Way
 from bench.pages.facts import FactError, Facts, Record, comparison, fixed
 from bench.pages.rows import spread_percent, throughput, way_of
 from bench.render import shared
-from bench.render.bench import per_request_ms
 
 # A connection closed after every answer makes docker-proxy accept a new one per request: its CPU per request
 # then comes to several times slow_api alone's (whose client, hey, keeps its connections). Twice is the line
@@ -140,7 +140,7 @@ def cell(found: Facts, target: str, clients: int) -> str:
 
 def cpu_ms(found: Facts, target: str, process: str, clients: int) -> str:
     """The CPU one process on the request's path (docker-proxy, the load generator) spent per request answered, in
-    ms; "–" at a load too small to tell (bench/render/bench.py)."""
+    ms; "–" at a load too small to tell (bench/bench_run/render.py)."""
     way = way_of(found, target, clients)
     return per_request_ms((way.record.cpu_seconds_others or {}).get(process), way.record)
 

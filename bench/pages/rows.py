@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
+from bench.bench_run.render import throughput_cell
 from bench.models.spread import Spread
 from bench.modes.recommend.render import Way, cpu_ms_of
 from bench.pages.facts import FactError, Facts, comparison, fixed
 from bench.render import shared
-from bench.render.bench import throughput_cell
 
 
 def way_of(found: Facts, target: str, clients: int) -> Way:

@@ -1,5 +1,5 @@
 """`make bench`, `make sweep` and `make overload`: each target started fresh, verified, warmed up, loaded while its
-processes are sampled, and torn down (bench/measure/bench_run.py); one record per target and load in OUT/results.json,
+processes are sampled, and torn down (bench/bench_run/measure.py); one record per target and load in OUT/results.json,
 rendered to Markdown, charts and index.html from that file alone.
 
 - bench: each target at the tutorial's load (2000 requests from 200 clients, or 10 from 5 for the one-at-a-time
@@ -16,17 +16,16 @@ import argparse
 import sys
 from dataclasses import dataclass, replace
 
+from bench.bench_run import render as renderer
+from bench.bench_run.measure import compared_to_reference, load_of, run_scenario
+from bench.bench_run.record import BenchResult, RunFacts
 from bench.containers import roles
 from bench.containers.images import cold_build
 from bench.containers.scenarios import LOADS, REFERENCE, SCENARIOS, Target, load_targets
 from bench.loadgen.closed_loop import LOADGENS
-from bench.measure.bench_record import compared_to_reference, load_of
-from bench.measure.bench_run import run_scenario
 from bench.measure.client import Client, Load, choose_client
 from bench.measure.resultset import Progress, ResultSet
 from bench.options import Option, Options
-from bench.render import bench as renderer
-from bench.results.bench import BenchResult
 
 SWEEP_CONCURRENCIES = (10, 50, 200, 500, 1000)
 OVERLOAD_LEVELS = (1000, 2000, 3000, 5000, 7500, 10000, 15000)
@@ -75,8 +74,10 @@ def measure_all(
     for start in dict.fromkeys(starts[t.name] for t in targets):
         runs = [(t, load) for t in targets if starts[t.name] == start for load in loads[t.name]]
         packages, environment = results.metadata["packages"], dict(start.settings)
-        for measured in run_scenario(start.scenario, runs, client, packages, progress, overload, environment, placed):
-            record = replace(measured, repeat=repeat, roles=results.metadata["roles"], settings=environment or None)
+        run = RunFacts(repeat=repeat, settings=environment or None, roles=results.metadata["roles"])
+        for record in run_scenario(
+            start.scenario, runs, run, client, packages, progress, overload, environment, placed
+        ):
             records.append(record)
             results.add(record)
             progress.done += 1

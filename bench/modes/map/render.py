@@ -12,8 +12,8 @@ from typing import Any
 import matplotlib
 import matplotlib.pyplot as plt
 
+from bench.bench_run.record import BenchResult
 from bench.render import html_page, shared
-from bench.results.bench import BenchResult
 from bench.results.records import Metadata
 from bench.results.store import LoadedSet
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 
+from bench.bench_run.measure import run_scenario
+from bench.bench_run.record import RunFacts
 from bench.containers.scenarios import ConfiguredTarget, Target
-from bench.measure.bench_run import run_scenario
 from bench.measure.client import Load, choose_client
 from bench.measure.resultset import Progress, ResultSet
 from bench.models.ceiling import cpu_bound_rps
@@ -86,8 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         target = mapped.resolve()
         runs = [(target, Load(requests_for(target, d, cpu, c, cores), c, d, cpu)) for d, cpu, c in cells]
         packages = results.metadata["packages"]
-        for measured in run_scenario(mapped.scenario, runs, client, packages, progress, environment=mapped.settings):
-            record = replace(measured, label=mapped.label, settings=mapped.settings)
+        run = RunFacts(label=mapped.label, settings=mapped.settings)
+        for record in run_scenario(mapped.scenario, runs, run, client, packages, progress, environment=mapped.settings):
             results.add(record)
             progress.done += 1
             print(f"    {record.rps or '-'} requests/s, {'ok' if record.ok else record.problem}", flush=True)

@@ -9,13 +9,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.bench_run.record import BenchResult
+from bench.bench_run.render import per_request
+from bench.bench_run.rows import Row, counted, summarise
 from bench.containers.scenarios import REFERENCE
 from bench.loadgen.closed_loop import LOADGENS
 from bench.models.scaling import CORES, Demand, bound
 from bench.render import html_page, shared
-from bench.render.bench import per_request
-from bench.render.bench_rows import Row, counted, summarise
-from bench.results.bench import BenchResult
 from bench.results.store import LoadedSet
 
 EVERY_CORE, ONE_CORE = "every core", "one core"

@@ -2,7 +2,7 @@
 core, under the loads where the choice matters (200, 1000 and 5000 clients with no CPU work, 200 and 1000 with a few
 milliseconds of it); the one-process ways again with the app on one core of its own, the load generator and
 slow_api on the others; slow_api alone first, under each placement and load, the same-run reference. Each target
-is verified and measured as `make bench` measures it (bench/measure/bench_run.py: same records), and the repeats
+is verified and measured as `make bench` measures it (bench/bench_run/measure.py: same records), and the repeats
 go round the whole matrix, so that the machine's drift hits every way alike.
 
 From OUT/results.json alone the page (bench/modes/recommend/render.py) gives each way's share of slow_api alone, what
@@ -13,17 +13,16 @@ of more cores puts on each way (bench/models/scaling.py), beside how close this 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
+from bench.bench_run.measure import compared_to_reference, run_scenario
+from bench.bench_run.record import BenchResult, RunFacts
 from bench.containers import roles
 from bench.containers.scenarios import REFERENCE, ConfiguredTarget, load_targets
-from bench.measure.bench_record import compared_to_reference
-from bench.measure.bench_run import run_scenario
 from bench.measure.client import Client, Load, choose_client
 from bench.measure.resultset import Progress, ResultSet
 from bench.modes.recommend import render as renderer
 from bench.options import Option, Options
-from bench.results.bench import BenchResult
 
 CPU_UNITS = 3  # "a few milliseconds": about 1 ms each (flask_app/cpu_work.py), measured in each image
 CLIENTS = (200, 1000, 5000)
@@ -161,13 +160,13 @@ def measure(planned: Planned, repeat: int, client: Client, results: ResultSet, p
     packages = results.metadata["packages"]
     records = []
     environment = configured.settings or None
-    for measured in run_scenario(
-        configured.scenario, runs, client, packages, progress, False, environment, placement.roles
+    run = RunFacts(
+        repeat=repeat, label=configured.label, settings=configured.settings, placement=placement.name,
+        per_core=planned.per_core, cpusets=placement.roles.cpusets or None,
+    )  # fmt: skip
+    for record in run_scenario(
+        configured.scenario, runs, run, client, packages, progress, False, environment, placement.roles
     ):
-        record = replace(
-            measured, repeat=repeat, label=configured.label, settings=configured.settings, placement=placement.name,
-            per_core=planned.per_core, cpusets=placement.roles.cpusets or None,
-        )  # fmt: skip
         results.add(record)
         records.append(record)
         progress.done += 1

@@ -1,26 +1,71 @@
-"""make bench's record (make sweep's, overload's, map's and recommend's too), built as it is measured, in one place
-(measured_record): the fixed part first (what was loaded and how, the best a perfect server could score), the server at
-rest, then what was measured (Measurement: the load generator's figures, the server's processes sampled meanwhile) once
-the target answered right; then, once a run's records are in, each one's throughput as a share of slow_api alone under
-the same load. Every step returns a new BenchResult (bench/results/bench.py), the class the store reads it back as."""
+"""One scenario's targets measured the way make bench measures them (make sweep, overload, map and recommend too):
+the scenario started once (run_scenario), then each target under each of its loads measured into one BenchResult
+(record.py), built in one place (measured_record): its fixed part first (what was loaded and how, what the mode says
+of its run, the best a perfect server could score), the server at rest, then what was measured (Measurement: the load
+generator's figures, the server's processes sampled meanwhile) once the target answered right. Once a run's records
+are in, each one's throughput as a share of slow_api alone under the same load (compared_to_reference).
+
+A mode declares its targets, loads and run and calls run_scenario(); it never runs a load generator itself."""
 
 from __future__ import annotations
 
 import os
 import resource
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from bench.bench_run.record import BenchResult, RunFacts
 from bench.containers import roles
 from bench.containers.compose import SUPPORTING_SERVICES, RunningScenario
 from bench.containers.sampler import EngineSampler, Sampler, alive, docker_proxy_pids, this_network
 from bench.containers.scenarios import REFERENCE, Target
 from bench.measure.client import Client, Load, query, run_loadgen, verify, warm_up
 from bench.measure.resultset import Progress
+from bench.measure.scenario_start import ScenarioStart
 from bench.measure.server_facts import at_rest
 from bench.models.ceiling import cpu_bound_rps, efficiency, naive_ceiling_rps
-from bench.results.bench import BenchResult
 from bench.results.records import CpuProbe
+
+
+def run_scenario(
+    scenario: str,
+    runs: list[tuple[Target, Load]],
+    run_facts: RunFacts,
+    client: Client,
+    packages: dict[str, list[str]],
+    progress: Progress,
+    overload: bool = False,
+    environment: dict[str, str] | None = None,
+    placed: roles.Roles = roles.NO_ROLES,
+) -> Iterator[BenchResult]:
+    """Start one scenario (with these settings in its environment, on the engines and cores `placed` gives its
+    roles) and yield a record for each (target, load) of `runs`, in order, each carrying what the mode says of its
+    run (`run_facts`); the images' packages go into `packages`. Overload: a target's loads stop at the first that
+    fails."""
+    progress.show(scenario, "building and starting")
+    services = [target.service for target, _ in runs]
+    with ScenarioStart(packages) as start:
+        running = start.up(
+            roles.RolesScenario(scenario, placed, services, environment=environment)
+            if placed.active
+            else RunningScenario(scenario, environment=environment)
+        )
+        unit_costs: dict[str, float] = {}  # what a ?cpu= unit costs in each service's image, measured once
+        while runs:
+            target, load = runs[0]
+            record = measured_record(running, target, load, client, progress, placed, overload, unit_costs, run_facts)
+            if record.survived is not None:  # overloaded: the target's larger loads are not run
+                left = [other for t, other in runs if t == target]
+                progress.done += len(left) - 1
+                runs = [pair for pair in runs if pair[0] != target]
+            else:
+                runs = runs[1:]
+            yield record
+    if start.problem:
+        # A scenario that does not start fails each of its targets left, and the run goes on with the next.
+        for target, load in runs:
+            yield checked(unmeasured_record(target, load, client, run_facts), start.problem)
 
 
 @dataclass(frozen=True)
@@ -45,9 +90,11 @@ class Measurement:
         return figures | self.usage
 
 
-def unmeasured_record(target: Target, load: Load, client: Client, cpu_ms_per_unit: float | None = None) -> BenchResult:
-    """The record before any measurement, its fixed part: what was loaded, how, and the best a perfect server could
-    score.
+def unmeasured_record(
+    target: Target, load: Load, client: Client, run_facts: RunFacts, cpu_ms_per_unit: float | None = None
+) -> BenchResult:
+    """The record before any measurement, its fixed part: what was loaded, how, what the mode says of its run, and
+    the best a perfect server could score.
 
     With CPU work, a request holds its place for the delay plus its CPU time, and the CPU time alone bounds
     the throughput (bench/models/ceiling.py, cpu_bound_rps). The CPU time is the units times what one unit took in
@@ -63,7 +110,7 @@ def unmeasured_record(target: Target, load: Load, client: Client, cpu_ms_per_uni
         **target.record_fields(), n=load.n, c=load.c, delay=load.delay, cpu_units=load.cpu,
         cpu_ms_per_unit=cpu_ms_per_unit, client=client.place, loadgen=client.loadgen.name,
         keepalive=client.loadgen.keepalive, ceiling_rps=round(ceiling, 2), ceiling_naive_rps=round(naive, 2),
-        verified=False, ok=False,
+        verified=False, ok=False, **asdict(run_facts),
     )  # fmt: skip
 
 
@@ -83,14 +130,14 @@ def checked(
 
 def measured_record(
     running: RunningScenario, target: Target, load: Load, client: Client, progress: Progress, placed: roles.Roles,
-    overload: bool, unit_costs: dict[str, float],
+    overload: bool, unit_costs: dict[str, float], run_facts: RunFacts,
 ) -> BenchResult:  # fmt: skip
     """One target of a started scenario under one load: what its server is at rest, verified, warmed up (not for
     overload, a sudden flood), loaded while its processes are sampled between two CPU probes; overloaded, whether it
     still answers."""
     label = f"{running.scenario} / {target.name}"
     facts = at_rest(running, target.service, unit_costs if load.cpu else None)
-    record = unmeasured_record(target, load, client, facts.cpu_ms_per_unit)
+    record = unmeasured_record(target, load, client, run_facts, facts.cpu_ms_per_unit)
     record = replace(
         record, app_settings=facts.app_settings, server_command=facts.server_command, threads_idle=facts.threads_idle
     )

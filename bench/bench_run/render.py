@@ -9,12 +9,12 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
+from bench.bench_run.record import BenchResult
+from bench.bench_run.rows import Row, counted, summarise
 from bench.loadgen import wrk
 from bench.loadgen.closed_loop import LOADGENS
 from bench.render import html_page, shared
-from bench.render.bench_rows import Row, counted, summarise
 from bench.render.shared import STEADY
-from bench.results.bench import BenchResult
 from bench.results.records import Metadata
 from bench.results.store import LoadedSet
 

@@ -1,7 +1,7 @@
-"""A record of make bench (and of its kinds, sweep and overload, and of make map and make recommend, which it
-measures): one target under one closed-loop load. bench/measure/bench_run.py builds it as it measures, the modes add
-what they know of the run (with dataclasses.replace), the result store writes it (to_json) and reads it back
-(from_json) as this same class."""
+"""make bench's record (make sweep's, overload's, map's and recommend's too): one target under one closed-loop load.
+measure.py builds it as it measures, with what the mode says of its run (RunFacts) from the start; a mode changes it
+only for what it learns after (a re-run, the same-run reference). The result store writes it (to_json) and reads it
+back (from_json) as this same class."""
 
 from __future__ import annotations
 
@@ -19,6 +19,19 @@ USAGE = (
 FIGURES = ("rps", "seconds", "complete", "efficiency", "p50_ms", "p99_ms", "failed", "non2xx")
 # What a mode adds about its run, after `ok`, in the order the modes wrote them.
 RUN = ("roles", "label", "settings", "placement", "per_core", "cpusets")
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What a mode says of its run, which every record of it carries (BenchResult's fields of the same names)."""
+
+    repeat: int | None = None
+    label: str | None = None
+    settings: dict[str, str] | None = None
+    placement: str | None = None
+    per_core: bool | None = None
+    cpusets: dict[str, str] | None = None
+    roles: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from bench.bench_run.record import BenchResult
 from bench.models.ceiling import efficiency
 from bench.models.spread import Spread, median_of
 from bench.render import shared
-from bench.results.bench import BenchResult
 
 
 def counted(records: list[BenchResult]) -> list[BenchResult]:
