@@ -268,12 +268,11 @@ def run_with_fakes(monkeypatch: pytest.MonkeyPatch, out: Path, arguments: list[s
             return {"did": "no worker to kill", "problem": "no worker process found"}
         return {"did": f"SIGKILL to worker 7 of {service}", "workers": 2, "victim_threads": 50}
 
-    def check_writes(running: str, token: str, acknowledged: list[str]) -> dict:
+    def check_writes(running: str, token: str, acknowledged: list[str]) -> bookstore.WritesChecked:
         if counted("check_writes") % 3 == 2:
             raise RuntimeError("psql: the database went away")
         lost = ["marker-3"] if counted("lost") % 3 == 1 else []
-        return {"writes_found": 12 - len(lost), "writes_lost": len(lost), "writes_lost_markers": lost,
-                "writes_unacknowledged": 1}  # fmt: skip
+        return bookstore.WritesChecked(12 - len(lost), len(lost), lost, 1)
 
     class Mix:
         def __init__(self, scale: int, clients: int, token: str, seed: int = 1) -> None:

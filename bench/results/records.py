@@ -6,7 +6,10 @@ class does not name stays in its `extra`, as the file had it, so that nothing re
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 
 def known_and_extra(kind: type[Any], raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -44,6 +47,11 @@ class Record:
         """The keys every record opens with: Record's fields, declared in Target.record_fields' order; a mode's
         to_json starts from them."""
         return {member.name: getattr(self, member.name) for member in fields(Record) if member.name != "extra"}
+
+    def with_measured(self, *steps: DataclassInstance) -> Self:
+        """The record with what each step of its measuring found: a frozen dataclass of its own, built typed where it
+        was measured, whose fields are named as the record's (a name the record lacks fails here)."""
+        return replace(self, **{member.name: getattr(step, member.name) for step in steps for member in fields(step)})
 
     def present(self, *keys: str) -> dict[str, Any]:
         """The keys named, of those whose value is not None: what a record writes only where it was recorded."""

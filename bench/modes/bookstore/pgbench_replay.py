@@ -10,7 +10,6 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from bench.containers import postgres as postgres_seen
 from bench.containers.compose import RunningScenario
@@ -28,7 +27,7 @@ from bench.measure.bookstore import (
 )
 from bench.measure.host_probe import host_cpu_probe
 from bench.modes.bookstore.postgres_work import PostgresWork, ms_per, postgres_work, statements_per
-from bench.modes.bookstore.record import BookstoreResult
+from bench.modes.bookstore.record import AtAppRate, BookstoreResult, DatabaseAlone
 from bench.modes.bookstore.sql_capture import capture
 
 POSTGRES_IMAGE = "postgres:17"  # pgbench from the image the scenario's Postgres runs
@@ -75,7 +74,7 @@ def measure_database(
     protocol: str,
     idle: PostgresWork,
     rate: float | None = None,
-) -> dict[str, Any]:
+) -> DatabaseAlone:
     scripts_in = {f"/scripts/{name}": weight for name, weight in weights(load).items()}
     inside = pgbench.command(scripts_in, clients, seconds, DATABASE, protocol, rate)
     password = running.environment.get("POSTGRES_PASSWORD") or "playground"
@@ -83,27 +82,28 @@ def measure_database(
     sampler = postgres_seen.sampler(running, None)
     with postgres_work(running) as work, sampler:
         finished = subprocess.run(command, capture_output=True, text=True)
-    record: dict[str, Any] = {"pgbench_command": pgbench.shown(command)}
+    shown = pgbench.shown(command)
     try:
         result = pgbench.parse(finished.stdout + finished.stderr)
     except ValueError as error:
-        return record | {"pgbench_problem": str(error)}
+        return DatabaseAlone(pgbench_command=shown, pgbench_problem=str(error))
     net = work.minus(idle)
-    return record | {
-        "pgbench_tps": round(result.tps, 1),
-        "pgbench_transactions": result.transactions,
-        "pgbench_failed": result.failed,
-        "pgbench_latency_ms": result.latency_ms,
+    return DatabaseAlone(
+        pgbench_command=shown,
+        pgbench_tps=round(result.tps, 1),
+        pgbench_transactions=result.transactions,
+        pgbench_failed=result.failed,
+        pgbench_latency_ms=result.latency_ms,
         # Postgres's own count, as for the app: the same statements per transaction as the app's per request, or
         # pgbench does not stand for the app. Not BEGIN and COMMIT under --protocol prepared: pg_stat_statements
         # does not count a transaction command sent as a prepared statement.
-        "pgbench_statements_per_transaction": statements_per(net.statements, result.transactions),
-        "pgbench_pg_cpu_ms_per_transaction": ms_per(net.cpu_seconds, result.transactions),
-        "pgbench_pg_cpu_ms_per_transaction_gross": ms_per(work.cpu_seconds, result.transactions),
-        "pgbench_busy_peak": sampler.usage.pg_busy_peak,
-        "pgbench_pg_memory_mb_peak": sampler.usage.pg_memory_mb_peak,
-        "pgbench_problem": f"{result.failed} transactions failed" if result.failed else None,
-    }
+        pgbench_statements_per_transaction=statements_per(net.statements, result.transactions),
+        pgbench_pg_cpu_ms_per_transaction=ms_per(net.cpu_seconds, result.transactions),
+        pgbench_pg_cpu_ms_per_transaction_gross=ms_per(work.cpu_seconds, result.transactions),
+        pgbench_busy_peak=sampler.usage.pg_busy_peak,
+        pgbench_pg_memory_mb_peak=sampler.usage.pg_memory_mb_peak,
+        pgbench_problem=f"{result.failed} transactions failed" if result.failed else None,
+    )
 
 
 @contextmanager
@@ -123,7 +123,7 @@ def reference(
     record: BookstoreResult,
     idle: PostgresWork,
     rate: float | None = None,
-) -> tuple[dict[str, Any], dict[str, float]]:
+) -> tuple[DatabaseAlone, dict[str, float]]:
     """pgbench running the record's scripts at its database clients, Postgres alone, at full speed or paced to a
     rate: the record's pgbench fields, and the host's CPU probes around it (by moment, host_probe.MOMENTS)."""
     protocol = record.pgbench_protocol
@@ -138,9 +138,13 @@ def reference(
 
 def at_app_rate(
     running: BookstoreScenario, load: BookstoreLoad, record: BookstoreResult, idle: PostgresWork
-) -> dict[str, Any]:
+) -> AtAppRate:
     """pgbench paced to the target's own requests per second: what Postgres spends per transaction at the app's
     pace, its backends waiting between statements as they do behind the app, rather than at pgbench's full speed."""
-    measured, _ = reference(running, load, record, idle, rate=record.rps)
-    kept = ("pgbench_command", "pgbench_tps", "pgbench_pg_cpu_ms_per_transaction", "pgbench_problem")
-    return {name.replace("pgbench_", "pgbench_at_app_rate_", 1): measured.get(name) for name in kept}
+    paced, _ = reference(running, load, record, idle, rate=record.rps)
+    return AtAppRate(
+        pgbench_at_app_rate_command=paced.pgbench_command,
+        pgbench_at_app_rate_tps=paced.pgbench_tps,
+        pgbench_at_app_rate_pg_cpu_ms_per_transaction=paced.pgbench_pg_cpu_ms_per_transaction,
+        pgbench_at_app_rate_problem=paced.pgbench_problem,
+    )

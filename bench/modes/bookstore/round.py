@@ -12,7 +12,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from bench.containers.compose import RunningScenario, ScenarioError, docker
 from bench.containers.postgres import settle
@@ -33,7 +32,7 @@ from bench.measure.host_probe import cpu_probe_of, host_cpu_probe
 from bench.measure.resultset import Progress
 from bench.modes.bookstore.pgbench_replay import at_app_rate, reference, scripts, weights
 from bench.modes.bookstore.postgres_work import PostgresWork, measure_idle
-from bench.modes.bookstore.record import BookstoreResult
+from bench.modes.bookstore.record import BookstoreResult, DatabaseAlone, Profile, WarmUp
 from bench.modes.bookstore.wrk_load import WARM_SECONDS, measure_app, warm_up, wrk_command
 
 RECREATE_STOP_SECONDS = 5  # an app container's stop, when a switch of READS_END_WITH makes it again
@@ -61,7 +60,7 @@ class Prepared:
 
     texts: dict[str, str] = field(default_factory=dict)
     token: str = ""
-    warm_up: dict[str, Any] = field(default_factory=dict)
+    warm_up: WarmUp = field(default_factory=WarmUp)
     problem: str | None = None
     last_load: str | None = None  # the load of its last measurement: the next one at more clients needs no warm-up
     idle: dict[int, PostgresWork] = field(default_factory=dict)  # Postgres's idle work beside it, per repeat
@@ -174,10 +173,10 @@ def measure_target(
     probes = {"before": host_cpu_probe()}
     load_token = f"{MARKER_PREFIX}{ready.token}-{load.name}-{load.clients}"
     measured, acknowledged = measure_app(running, target, load, scale, duration, load_token, idle)
-    record = replace(record, **measured, pg_busy_s_after_wrk=settle(running))
+    record = replace(record.with_measured(measured), pg_busy_s_after_wrk=settle(running))
     probes["after_wrk"] = host_cpu_probe()
     if load.writes_per_thousand:
-        record = replace(record, **check_writes(running, load_token.removeprefix(MARKER_PREFIX), acknowledged))
+        record = record.with_measured(check_writes(running, load_token.removeprefix(MARKER_PREFIX), acknowledged))
         if len(acknowledged) != record.writes_acknowledged and not record.problem:
             record = replace(record, problem=f"{record.writes_acknowledged} 201s but {len(acknowledged)} markers")
         if record.writes_lost and not record.problem:
@@ -215,15 +214,15 @@ def measure_round(
         if ready.problem:
             records.append((replace(record, problem=ready.problem), {}))
             continue
-        measured, probes = measure_target(running, replace(record, **ready.warm_up), target, load, ready, progress)
-        ready.warm_up = {}  # said once, in the target's first record
+        measured, probes = measure_target(running, record.with_measured(ready.warm_up), target, load, ready, progress)
+        ready.warm_up = WarmUp()  # said once, in the target's first record
         profiled = (load.name, load.clients) in plan.profiled and measured.rps is not None
         if plan.profile_seconds and repeat == 1 and profiled:
             progress.show(f"{SCENARIO} / {target.name}", f"{load.name}: profiling for {plan.profile_seconds} s")
-            measured = replace(measured, **profile_target(running, target, load, plan, measured.target))
+            measured = measured.with_measured(profile_target(running, target, load, plan, measured.target))
         records.append((measured, probes))
     pause_all(running, targets)
-    references: dict[tuple[str, int, str | None], tuple[dict[str, Any], dict[str, float], PostgresWork]] = {}
+    references: dict[tuple[str, int, str | None], tuple[DatabaseAlone, dict[str, float], PostgresWork]] = {}
     for record, probes in records:
         if record.rps is None:  # not measured, or wrk did not finish: no reference to compare with
             yield replace(record, cpu_probe=cpu_probe_of(probes, judged=False))
@@ -234,10 +233,10 @@ def measure_round(
             idle = measure_idle(running, plan.seconds)
             references[key] = (*reference(running, load, record, idle), idle)
         database_alone, reference_probes, idle = references[key]
-        record = replace(record, **database_alone)
+        record = record.with_measured(database_alone)
         if plan.at_app_rate and repeat == 1 and record.rps:
             progress.show(SCENARIO, f"{load.name}: the database alone at {record.target}'s rate")
-            record = replace(record, **at_app_rate(running, load, record, idle))
+            record = record.with_measured(at_app_rate(running, load, record, idle))
         if record.pgbench_problem and not record.problem:
             record = replace(record, problem=f"pgbench: {record.pgbench_problem}")
         if record.rps and record.pgbench_tps:
@@ -245,13 +244,11 @@ def measure_round(
         yield replace(record, cpu_probe=cpu_probe_of(probes | reference_probes, judged=True))
 
 
-def profile_target(
-    running: RunningScenario, target: Target, load: BookstoreLoad, plan: RunPlan, name: str
-) -> dict[str, Any]:
+def profile_target(running: RunningScenario, target: Target, load: BookstoreLoad, plan: RunPlan, name: str) -> Profile:
     """py-spy on the target's server processes while wrk loads it (bench/measure/profile.py); the samples are kept
     in the set's profiles/ folder under the record's target `name`, their shares by category in the record."""
     if "pypy" in target.server:
-        return {"profile_problem": "not profiled: py-spy reads CPython's memory only"}
+        return Profile(profile_problem="not profiled: py-spy reads CPython's memory only")
     container = running.container_ids()[target.service]
     seconds = plan.profile_seconds
     # wrk runs until py-spy is done, however long the two containers take to start: the profile sees only loaded
@@ -270,13 +267,15 @@ def profile_target(
             break
         problems.append(f"not profiled: {(finished.stderr or finished.stdout).strip()[-300:]}")
     else:
-        return {"profile_problem": problems[-1], "profile_first_try": problems[0]}
+        return Profile(profile_problem=problems[-1], profile_first_try=problems[0])
     file_name = name.replace(" READS_END_WITH=", "-")  # a variant's beside the default's, not over it
     stacks = plan.out / "profiles" / f"{file_name}-{load.name}-{load.clients}.txt"
     stacks.parent.mkdir(parents=True, exist_ok=True)
     stacks.write_text(finished.stdout)
-    measured = {"profile": found, "profile_samples": samples, "profile_stacks": str(stacks.relative_to(plan.out))}
-    return measured | ({"profile_first_try": problems[0]} if problems else {})
+    return Profile(
+        profile=found, profile_samples=samples, profile_stacks=str(stacks.relative_to(plan.out)),
+        profile_first_try=problems[0] if problems else None,
+    )  # fmt: skip
 
 
 PROFILE_LOAD_MOST = 120  # seconds wrk may run beyond the profile's own: it is stopped once py-spy is done

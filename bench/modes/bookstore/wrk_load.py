@@ -14,11 +14,11 @@ from bench.containers import cgroup
 from bench.containers import postgres as postgres_seen
 from bench.containers.cgroup import container_cpu_seconds
 from bench.containers.compose import RunningScenario
-from bench.containers.sampler import EngineSampler, Sampler
 from bench.containers.scenarios import Target
 from bench.loadgen import wrk
 from bench.measure.bookstore import MARKER_PREFIX, PAGES, POST_BODY, BookstoreLoad
 from bench.modes.bookstore.postgres_work import PostgresWork, ms_per, postgres_work, ratio, statements_per
+from bench.modes.bookstore.record import AppUnderWrk, WarmUp
 
 WARM_SECONDS = 5  # pools filled, the rows the load reads in Postgres's cache
 # A target's first warm-up lasts until its CPU per request stops falling by more than WARM_STEADY a step: PyPy's
@@ -61,7 +61,7 @@ def measure_app(
     seconds: int,
     token: str,
     idle: PostgresWork,
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[AppUnderWrk, list[str]]:
     """wrk against the target for `seconds`, its writes marked with `token`, while the app's and Postgres's processes
     are sampled: the record's fields (figures per request served, Postgres's less what it does idle (`idle`), or why
     there are none), and the markers of the writes wrk saw acknowledged."""
@@ -79,56 +79,59 @@ def measure_app(
         after = [container_cpu_seconds(container) for container in watched]
     used = [None if start is None or end is None else end - start for start, end in zip(before, after, strict=True)]
     output = finished.stdout + finished.stderr
-    record: dict[str, Any] = {"command": " ".join(command)}
+    shown = " ".join(command)
     try:
         result, counts = wrk.parse_wrk(output), parse_counts(output)
     except ValueError as error:
-        return record | {"problem": f"wrk did not finish: {error}"}, []
+        return AppUnderWrk(command=shown, problem=f"wrk did not finish: {error}"), []
     statuses = {int(status): count for status, count in counts["statuses"].items()}
     # Per request served: a fast 503 or 504 is not a request's work, and would make the work look cheaper.
     served = sum(count for status, count in statuses.items() if 200 <= status < 300)
     usage, net = sampler.usage, work.minus(idle)
-    record |= {
-        "rps": round(result.rps * served / max(1, sum(statuses.values())), 2),  # served: 2xx answers
-        "rps_answered": result.rps,  # every answer, 503s too
-        "complete": result.complete,
-        "p50_ms": result.p50_ms,
-        "p99_ms": result.p99_ms,
-        "failed": result.failed,
-        "failure_kinds": result.failure_kinds,
-        "non2xx": result.non2xx,
-        "statuses": {str(status): count for status, count in sorted(statuses.items())},
-        "status_503": statuses.get(503, 0),
-        "writes_acknowledged": counts["acknowledged_writes"],
-        "served": served,
+    read = sampler.problem is None  # else the sampler's figures are none, and not_sampled says why
+    pg_cpu = ms_per(net.cpu_seconds, served)
+    # Where the sampler could not read Postgres's cgroup (the harness in a container of its own), its memory once,
+    # read as cgroup.py can (through the engine).
+    pg_memory = usage.pg_memory_mb_peak or cgroup.container_memory_mb(containers["postgres"])
+    return AppUnderWrk(
+        command=shown,
+        rps=round(result.rps * served / max(1, sum(statuses.values())), 2),
+        rps_answered=result.rps,
+        complete=result.complete,
+        p50_ms=result.p50_ms,
+        p99_ms=result.p99_ms,
+        failed=result.failed,
+        failure_kinds=result.failure_kinds,
+        non2xx=result.non2xx,
+        statuses={str(status): count for status, count in sorted(statuses.items())},
+        status_503=statuses.get(503, 0),
+        writes_acknowledged=counts["acknowledged_writes"],
+        served=served,
         # The server's processes, from /proc: docker's healthcheck probes run in the container but are not the
         # server's work (a Python interpreter started every second).
-        "app_cpu_ms_per_request": ms_per(usage.cpu_seconds, served),
-        "app_container_cpu_ms_per_request": ms_per(used[0], served),
+        app_cpu_ms_per_request=ms_per(usage.cpu_seconds, served) if read else None,
+        app_container_cpu_ms_per_request=ms_per(used[0], served),
         # What runs between the app and Postgres (pgbouncer), its whole container: its work is the target's too.
-        "db_via_cpu_ms_per_request": ms_per(used[1], served) if target.db_via else None,
+        db_via_cpu_ms_per_request=ms_per(used[1], served) if target.db_via else None,
         # Postgres's whole container, less what it does idle in as long (the healthchecks): what the requests cost.
-        "pg_cpu_ms_per_request": ms_per(net.cpu_seconds, served),
-        "pg_cpu_ms_per_request_gross": ms_per(work.cpu_seconds, served),
-        "pg_idle_cpu_ms_per_s": None if idle.cpu_seconds is None else round(1000 * idle.cpu_seconds / idle.seconds, 3),
-        "pg_window_s": round(work.seconds, 2),
+        pg_cpu_ms_per_request=pg_cpu,
+        pg_cpu_ms_per_request_gross=ms_per(work.cpu_seconds, served),
+        pg_idle_cpu_ms_per_s=None if idle.cpu_seconds is None else round(1000 * idle.cpu_seconds / idle.seconds, 3),
+        pg_window_s=round(work.seconds, 2),
         # What each request made Postgres do, counted by Postgres (pg_stat_statements), less the healthchecks'.
-        "pg_transactions_per_request": ratio(net.transactions, served),
-        "pg_statements_per_request": statements_per(net.statements, served),
-        "pg_cpu_ms_per_transaction": ms_per(net.cpu_seconds, net.transactions),
-        "rss_mb_peak": usage.rss_mb_peak,
-        "threads_peak": usage.threads_peak,
-        # Where the sampler could not read Postgres's cgroup (the harness in a container of its own), its memory
-        # once, read as cgroup.py can (through the engine).
-        "pg_memory_mb_peak": usage.pg_memory_mb_peak or cgroup.container_memory_mb(containers["postgres"]),
-        "pg_sessions_peak": usage.pg_sessions_peak,
-        "pg_busy_peak": usage.pg_busy_peak,
-        "machine_busy": usage.machine_busy,
-        "sampled_on": sampler.sampled_on,
-    }
-    record |= not_sampled(sampler, record)
-    record["problem"] = app_problem(result, statuses, served)
-    return record, counts.get("acknowledged", [])
+        pg_transactions_per_request=ratio(net.transactions, served),
+        pg_statements_per_request=statements_per(net.statements, served),
+        pg_cpu_ms_per_transaction=ms_per(net.cpu_seconds, net.transactions),
+        rss_mb_peak=usage.rss_mb_peak if read else None,
+        threads_peak=usage.threads_peak if read else None,
+        pg_memory_mb_peak=pg_memory,
+        pg_sessions_peak=usage.pg_sessions_peak if read else None,
+        pg_busy_peak=usage.pg_busy_peak if read else None,
+        machine_busy=usage.machine_busy,
+        sampled_on=sampler.sampled_on,
+        not_sampled=not_sampled(sampler.problem, pg_cpu, pg_memory),
+        problem=app_problem(result, statuses, served),
+    ), counts.get("acknowledged", [])
 
 
 def app_problem(result: wrk.WrkResult, statuses: dict[int, int], served: int) -> str | None:
@@ -148,24 +151,21 @@ def app_problem(result: wrk.WrkResult, statuses: dict[int, int], served: int) ->
     return "; ".join(problems) or None
 
 
-# The figures of the sampler, empty where it could not run (through the engine); the cgroup's figures are read
-# through the engine there (bench/containers/cgroup.py).
-SAMPLED = ("app_cpu_ms_per_request", "rss_mb_peak", "threads_peak", "pg_sessions_peak", "pg_busy_peak")
-
-
-def not_sampled(sampler: Sampler | EngineSampler, record: dict[str, Any]) -> dict[str, Any]:
-    """The figures that could not be read, emptied, and why (`not_sampled`): none, where the sampler ran."""
-    reasons, emptied = [], {}
-    if sampler.problem:
-        emptied = dict.fromkeys(SAMPLED)
-        reasons.append(f"the app's and Postgres's processes: {sampler.problem}")
-    unread = [key for key in ("pg_cpu_ms_per_request", "pg_memory_mb_peak") if record.get(key) is None]
+def not_sampled(
+    problem: str | None, pg_cpu_ms_per_request: float | None, pg_memory_mb_peak: float | None
+) -> str | None:
+    """Why figures could not be read: the sampler's `problem` (the app's and Postgres's processes; the cgroup's
+    figures are read through the engine there, bench/containers/cgroup.py), and Postgres's cgroup unread. None where
+    everything was read."""
+    reasons = [f"the app's and Postgres's processes: {problem}"] if problem else []
+    unread = [name for name, value in (("pg_cpu_ms_per_request", pg_cpu_ms_per_request),
+                                       ("pg_memory_mb_peak", pg_memory_mb_peak)) if value is None]  # fmt: skip
     if unread:
         reasons.append(f"{' and '.join(unread)}: Postgres's {cgroup.UNREAD}")
-    return emptied | ({"not_sampled": "; ".join(reasons)} if reasons else {})
+    return "; ".join(reasons) or None
 
 
-def warm_up(running: RunningScenario, target: Target, load: BookstoreLoad, scale: int, limit: int) -> dict[str, Any]:
+def warm_up(running: RunningScenario, target: Target, load: BookstoreLoad, scale: int, limit: int) -> WarmUp:
     """wrk in steps of WARM_SECONDS until the server's CPU per request stops falling (within WARM_STEADY of the
     step before), for at most `limit` seconds: PyPy's JIT compiles the hot paths only after thousands of requests,
     CPython is done after two steps. The seconds it took, and the CPU per request of each step."""
@@ -184,4 +184,4 @@ def warm_up(running: RunningScenario, target: Target, load: BookstoreLoad, scale
         warmed = step * len(per_request)
         falling = len(per_request) < 2 or per_request[-1] < (1 - WARM_STEADY) * per_request[-2]
         if not falling or warmed + step > limit:
-            return {"warm_up_s": warmed, "warm_up_cpu_ms_per_request": per_request}
+            return WarmUp(warm_up_s=warmed, warm_up_cpu_ms_per_request=per_request)

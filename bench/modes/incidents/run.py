@@ -383,7 +383,7 @@ def run_bookstore_once(
         record = load_with_event(record, running, target, event, args, url, "", requests=mix, pause=args.delay)
         # The writes one by one, once every request has ended (a stopped container's requests too).
         writes = bookstore.check_writes(running, token, mix.all_acknowledged())
-        record = replace(record, writes_acknowledged=len(mix.all_acknowledged()), **writes)
+        record = replace(record.with_measured(writes), writes_acknowledged=len(mix.all_acknowledged()))
         if record.writes_lost:
             record = replace(record, problem=f"{record.writes_lost} acknowledged writes not in the database")
         bookstore.remove_writes(running)
