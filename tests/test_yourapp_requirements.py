@@ -241,9 +241,21 @@ def test_the_servers_pins_an_app_replaces_are_named(tmp_path: Path) -> None:
     assert replaced_server_pins(lines, "3.16", pins) == {"gunicorn": "gunicorn==20.1.0"}
     # The real pins, from yourapp/requirements-servers.txt.
     assert {"gunicorn", "gevent", "greenlet", "granian", "waitress", "pyuwsgi"} <= set(server_pins())
-    source = AppSource(tmp_path, ("gunicorn==20.1.0",), "3.14")
+    (tmp_path / "requirements.txt").write_text("flask\ngunicorn==20.1.0\n")
+    source = yourapp_image.app_source(tmp_path, None, "3.14")  # read once, with the app's requirements
     said = yourapp_image.pins_said(source)
     assert said and said.startswith("the app's requirements replace the servers' pins: gunicorn==20.1.0 (the servers'")
+
+
+def test_the_requirements_gevent_cannot_patch_are_read_with_the_app(tmp_path: Path) -> None:
+    """Read once with the app, before the build: each C library whose waits no monkey-patch reaches, by its PyPI
+    name however the file spells it, with its fix; a pure-Python library is not one."""
+    (tmp_path / "requirements.txt").write_text(
+        "Flask\npsycopg2_binary==2.9.9\nPyMySQL\ngrpcio>=1.60 ; python_version >= '3.9'\n"
+    )
+    source = yourapp_image.app_source(tmp_path, None, "3.14")
+    assert list(source.unpatchable) == ["psycopg2-binary", "grpcio"]
+    assert source.unpatchable["psycopg2-binary"].startswith("psycogreen's patch_psycopg()")
 
 
 def test_flask_older_than_2_2_is_named_by_flask_app_not_by_the_app_option() -> None:

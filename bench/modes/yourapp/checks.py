@@ -181,32 +181,6 @@ def first_difference(port: int, expected: list[Expected], host: str) -> str | No
     return None
 
 
-# C libraries whose waits no monkey-patch reaches (docs/labs.md: the blocking-call lab), by their PyPI name, with
-# the fix. A greenlet waiting inside one holds the whole process.
-UNPATCHABLE = {
-    "psycopg2": "psycogreen's patch_psycopg() in the worker (gunicorn's post_fork), or psycopg 3",
-    "psycopg2-binary": "psycogreen's patch_psycopg() in the worker (gunicorn's post_fork), or psycopg 3",
-    "mysqlclient": "PyMySQL (pure Python, patched with the socket module)",
-    "pylibmc": "pymemcache (pure Python)",
-    "python-ldap": "ldap3 (pure Python)",
-    "grpcio": "grpc.experimental.gevent.init_gevent() before any channel is made",
-    "confluent-kafka": "its calls in gevent's threadpool (hub.threadpool.apply), or a pure-Python client",
-    "pymssql": "its calls in gevent's threadpool (hub.threadpool.apply)",
-    "cassandra-driver": "its GeventConnection (cluster.connection_class)",
-    "oracledb": "its default thin mode (thick mode waits in C)",
-}
-
-
-def unpatchable(requirements: tuple[str, ...]) -> dict[str, str]:
-    """The requirements gevent cannot patch, each with its fix."""
-    found = {}
-    for requirement in requirements:
-        name = re.split(r"[\s\[<>=!~;@]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")
-        if name in UNPATCHABLE:
-            found[name] = UNPATCHABLE[name]
-    return found
-
-
 @dataclass(frozen=True)
 class Blocked:
     """What gevent's monitor reported: how many times a greenlet held the loop past the limit, and the place it was

@@ -13,7 +13,7 @@ import json
 import re
 import shlex
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from bench.modes.yourapp.requirements import (
     replaced_server_pins,
     server_pins,
     src_layout,
+    unpatchable,
 )
 
 # What the mode takes from here; AppError and last_line live in the modules that read requirements and words.
@@ -52,6 +53,10 @@ class AppSource:
     constraints: tuple[str, ...] = ()  # its `-c` files' lines
     project: Project | None = None  # the folder installed as a project (`pip install -e /app`)
     src_layout: bool = False  # its code under src/, put on the import path
+    # Read from its requirements once, before the build: those gevent cannot patch (each with its fix), and the
+    # servers' pins they replace (each with the app's requirement that does it).
+    unpatchable: dict[str, str] = field(default_factory=dict)
+    replaced_pins: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -69,7 +74,10 @@ def app_source(folder: Path, requirements: Path | None, python: str) -> AppSourc
     if not re.fullmatch(r"3\.\d+", python):
         raise AppError(f"PYTHON_VERSION={python}: a CPython version such as 3.12")
     found = read_requirements(folder, requirements)
-    return AppSource(folder, found.lines, python, found.constraints, found.project, src_layout(folder))
+    return AppSource(
+        folder, found.lines, python, found.constraints, found.project, src_layout(folder), unpatchable(found.lines),
+        replaced_server_pins(found.lines, python),
+    )  # fmt: skip
 
 
 def build(command: list[str], dockerfile: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -199,8 +207,7 @@ def installed_versions(image: str, names: list[str]) -> dict[str, str]:
 
 def pins_said(source: AppSource) -> str | None:
     """Before the build: the one line naming the servers' pins the app's requirements replace, or None."""
-    replaced = replaced_server_pins(source.requirements, source.python)
-    return replaced_pins_line(replaced) if replaced else None
+    return replaced_pins_line(source.replaced_pins) if source.replaced_pins else None
 
 
 def server_versions(source: AppSource) -> tuple[dict[str, Any], str | None]:
@@ -210,8 +217,7 @@ def server_versions(source: AppSource) -> tuple[dict[str, Any], str | None]:
     pins = server_pins()
     ran = installed_versions(source.image, sorted(pins))
     replaced = {name: ran.get(name, "absent") for name, pin in pins.items() if ran.get(name) != pin}
-    named = replaced_server_pins(source.requirements, source.python, pins)
-    unnamed = {name: version for name, version in replaced.items() if name not in named}
+    unnamed = {name: version for name, version in replaced.items() if name not in source.replaced_pins}
     each = ", ".join(f"{name} {pins[name]} -> {version}" for name, version in unnamed.items())
     said = f"the app's image holds other servers' versions than their pins: {each}" if unnamed else None
     return {"pinned": pins, "ran": ran, "replaced": replaced}, said

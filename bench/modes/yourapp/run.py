@@ -35,7 +35,6 @@ from bench.modes.yourapp.checks import (
     expected_answers,
     first_difference,
     reference_round,
-    unpatchable,
 )
 from bench.modes.yourapp.database import Database, postgres_service, start_counting
 from bench.modes.yourapp.image import (
@@ -390,7 +389,7 @@ def run(options: argparse.Namespace) -> int:
     except (RequestsFileError, AppError) as error:
         print(error, file=sys.stderr)
         return 2
-    for name, fix in unpatchable(source.requirements).items():
+    for name, fix in source.unpatchable.items():
         print(f"{name}: gevent cannot patch its waits; the fix: {fix}", flush=True)
     replaced = pins_said(source)
     if replaced:
@@ -413,7 +412,7 @@ def run(options: argparse.Namespace) -> int:
         "requirements": list(source.requirements),
         "python": source.python,
         "requests": [{key: getattr(r, key) for key in REQUEST_FIELDS} for r in requests],
-        "unpatchable": unpatchable(source.requirements),
+        "unpatchable": source.unpatchable,
         "servers": servers,
         "clients": this.clients,
         "repeat": options.repeat,
