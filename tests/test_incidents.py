@@ -379,7 +379,23 @@ def test_every_shape_of_record_is_written_as_before_and_reads_back_as_written(
         dataclasses.replace(records[0], serves_afer=True)
 
 
-def test_the_record_names_every_figure_of_the_timeline_s_summary() -> None:
-    # load_with_event copies them one by one: one more in timeline.summarize would otherwise be dropped unsaid.
+def test_the_record_keeps_every_figure_of_the_timeline_s_summary() -> None:
+    """What the summary of a load with an event finds, the record takes in whole, and results.json writes."""
     load = timeline.Timeline([timeline.Request(0.1, 0.5, "ok")], 2.0, waited_for_in_flight=0.2, event_at=1.0)
-    assert set(timeline.summarize(load)) <= {member.name for member in dataclasses.fields(IncidentResult)}
+    summary = timeline.summarize(load)
+    record = IncidentResult(
+        scenario="s",
+        target="t",
+        server="gunicorn",
+        mode="sync",
+        workers=1,
+        event="reload",
+        clients=1,
+        delay=0.1,
+        load_seconds=9.0,
+        verified=True,
+        ok=True,
+    ).with_measured(summary)
+    written = record.to_json()
+    for member in dataclasses.fields(timeline.TimelineSummary):
+        assert written[member.name] == getattr(summary, member.name), member.name

@@ -29,13 +29,13 @@ def steady(clients: int, seconds: float, start: float = 0.0, delay: float = DELA
 
 def test_a_steady_load_with_a_harmless_event_loses_nothing_and_recovers_at_once() -> None:
     summary = timeline.summarize(Timeline(steady(100, 12), 12.0, event_at=4.02, event_done_at=4.1))
-    assert summary["sent"] == summary["answered"] == 2400
-    assert summary["failed"] == 0 and summary["failed_by_kind"] == {}
-    assert summary["ok_per_second_before"] == pytest.approx(200, rel=0.05)
-    assert summary["recovery_s"] == 0.0
+    assert summary.sent == summary.answered == 2400
+    assert summary.failed == 0 and summary.failed_by_kind == {}
+    assert summary.ok_per_second_before == pytest.approx(200, rel=0.05)
+    assert summary.recovery_s == 0.0
     # Every client had one request in flight at the event; none failed.
-    assert summary["in_flight_at_event"] == 100 and summary["failed_in_flight_at_event"] == 0
-    assert len(summary["bins"][OK]) == 120 and sum(summary["bins"][OK]) == 2400
+    assert summary.in_flight_at_event == 100 and summary.failed_in_flight_at_event == 0
+    assert len(summary.bins[OK]) == 120 and sum(summary.bins[OK]) == 2400
 
 
 def test_a_killed_worker_loses_what_it_held_and_only_that() -> None:
@@ -43,10 +43,10 @@ def test_a_killed_worker_loses_what_it_held_and_only_that() -> None:
     survivors = steady(75, 12)
     held = steady(25, 4.0) + [Request(4.0, 4.21, RESET) for _ in range(25)] + steady(25, 12, start=4.3)
     summary = timeline.summarize(Timeline(survivors + held, 12.0, event_at=4.2, event_done_at=4.25))
-    assert summary["failed"] == 25 and summary["failed_by_kind"] == {RESET: 25}
-    assert summary["failed_in_flight_at_event"] == 25 and summary["failed_after_event"] == 0
-    assert summary["bins"][RESET][42] == 25
-    assert summary["recovery_s"] is not None and summary["recovery_s"] <= 1.0
+    assert summary.failed == 25 and summary.failed_by_kind == {RESET: 25}
+    assert summary.failed_in_flight_at_event == 25 and summary.failed_after_event == 0
+    assert summary.bins[RESET][42] == 25
+    assert summary.recovery_s is not None and summary.recovery_s <= 1.0
 
 
 def test_a_server_that_stays_down_never_recovers() -> None:
@@ -54,8 +54,8 @@ def test_a_server_that_stays_down_never_recovers() -> None:
     requests = steady(100, 4.0)
     requests += [Request(4.0 + step / 10, 4.0 + step / 10 + 0.001, "refused") for step in range(80) for _ in range(100)]
     summary = timeline.summarize(Timeline(requests, 12.0, event_at=4.0, event_done_at=4.3))
-    assert summary["recovery_s"] is None and summary["first_ok_after_event_s"] is None
-    assert summary["failed_by_kind"] == {"refused": 8000} and summary["failed_after_event"] == 8000
+    assert summary.recovery_s is None and summary.first_ok_after_event_s is None
+    assert summary.failed_by_kind == {"refused": 8000} and summary.failed_after_event == 8000
 
 
 def test_a_server_that_comes_back_recovers_when_its_rate_does() -> None:
@@ -66,21 +66,21 @@ def test_a_server_that_comes_back_recovers_when_its_rate_does() -> None:
     ]
     requests += steady(100, 12.0, start=7.0)
     summary = timeline.summarize(Timeline(requests, 12.0, event_at=4.0))
-    assert summary["recovery_s"] == pytest.approx(3.0, abs=0.2)
-    assert summary["first_ok_after_event_s"] == pytest.approx(3.5)
-    assert summary["failed_by_kind"] == {"status 502": 3000}
+    assert summary.recovery_s == pytest.approx(3.0, abs=0.2)
+    assert summary.first_ok_after_event_s == pytest.approx(3.5)
+    assert summary.failed_by_kind == {"status 502": 3000}
 
 
 def test_one_burst_is_not_a_recovery() -> None:
     # Half the rate after the event, with one full round at 6 s: the rate must hold for two windows.
     requests = steady(100, 4.0) + steady(50, 12.0, start=4.0) + steady(50, 6.5, start=6.0)
     summary = timeline.summarize(Timeline(requests, 12.0, event_at=4.0))
-    assert summary["recovery_s"] is None
+    assert summary.recovery_s is None
 
 
 def test_requests_that_end_after_the_load_count_in_the_last_bin() -> None:
     summary = timeline.summarize(Timeline([Request(11.9, 13.0, OK)], 12.0))
-    assert summary["bins"][OK][-1] == 1 and "recovery_s" not in summary
+    assert summary.bins and summary.bins[OK][-1] == 1 and summary.event_at_s is summary.recovery_s is None
 
 
 def test_outcomes_by_what_the_client_saw() -> None:
@@ -127,7 +127,7 @@ def test_the_client_reconnects_quietly_when_the_server_closed_an_idle_connection
     result = timeline.run(local_server, 4, 1.0, "fine", event_at=0.5, event=lambda: calls.append(1) or {"did": "x"})
     assert calls == [1] and result.event == {"did": "x"} and 0.5 <= result.event_at < 0.7
     summary = timeline.summarize(result)
-    assert summary["sent"] > 20 and summary["failed"] == 0, summary["failed_by_kind"]
+    assert summary.sent > 20 and summary.failed == 0, summary.failed_by_kind
 
 
 def test_a_refused_port_is_counted_and_not_hammered() -> None:
@@ -138,9 +138,9 @@ def test_a_refused_port_is_counted_and_not_hammered() -> None:
         port = probe.getsockname()[1]  # bound, never listening: connections are refused
         result = timeline.run(f"http://127.0.0.1:{port}/", 2, 0.5, "fine")
     summary = timeline.summarize(result)
-    assert summary["failed_by_kind"].keys() == {"refused"}
+    assert summary.failed_by_kind.keys() == {"refused"}
     # Each client pauses after an error: at most one try per pause, per client.
-    assert summary["failed"] <= 2 * (0.5 / timeline.PAUSE_AFTER_ERROR + 1)
+    assert summary.failed <= 2 * (0.5 / timeline.PAUSE_AFTER_ERROR + 1)
 
 
 class SlowHandler(Handler):
@@ -211,7 +211,7 @@ def test_a_server_that_closes_after_every_answer_gets_a_connection_per_request()
             server.shutdown()
             server.server_close()
         summary = timeline.summarize(load)
-        assert summary["failed"] == 0 and summary["sent"] > 20, (name, summary["failed_by_kind"])
+        assert summary.failed == 0 and summary.sent > 20, (name, summary.failed_by_kind)
         if name == "closing":
             assert load.closed_after_answers == 0 and load.resent == 0, load  # no connection reused, none raced
     assert found == {"closing": False, "keeping": True}, found

@@ -18,7 +18,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -311,41 +311,68 @@ def recovery_seconds(
     return None
 
 
-def summarize(timeline: Timeline, baseline_seconds: float = 3.0, bin_seconds: float = BIN_SECONDS) -> dict[str, Any]:
+@dataclass(frozen=True, kw_only=True)
+class TimelineSummary:
+    """The timeline in figures (summarize), named as make incidents' record names them: the record is made of this
+    class, and takes a summary in whole. Those around the event's moment are none where there was no moment."""
+
+    load_seconds: float
+    sent: int | None = None
+    resent_on_closed_connection: int | None = None
+    answered: int | None = None  # 2xx with the expected body
+    failed: int | None = None
+    failed_by_kind: dict[str, int] = field(default_factory=dict)
+    longest_s: float | None = None
+    bin_seconds: float | None = None
+    bins: dict[str, list[int]] | None = None  # per kind of answer ("ok", or a failure), its count per bin
+    event_at_s: float | None = None
+    event_done_at_s: float | None = None
+    event_waited_for_in_flight_s: float | None = None  # past its moment, for the requests in flight (None: did not)
+    in_flight_at_event: int | None = None
+    failed_in_flight_at_event: int | None = None
+    failed_before_event: int | None = None
+    failed_after_event: int | None = None
+    ok_per_second_before: float | None = None
+    # A server serves again as soon as a request sent after the event is answered: less than "recovered".
+    first_ok_after_event_s: float | None = None
+    recovery_s: float | None = None  # None, with an event: the 2xx rate was not back within the load
+
+
+def summarize(timeline: Timeline, baseline_seconds: float = 3.0, bin_seconds: float = BIN_SECONDS) -> TimelineSummary:
     """The timeline in figures: requests sent, answered well, failed by kind, the failed ones that were in flight
     when the event came, answers per bin, the 2xx rate before the event and how long it took to get back to it."""
     requests, event_at = timeline.requests, timeline.event_at
     kinds = Counter(request.outcome for request in requests if request.failed)
-    summary: dict[str, Any] = {
-        "sent": len(requests),
-        "resent_on_closed_connection": timeline.resent,
-        "answered": sum(not request.failed for request in requests),  # 2xx with the expected body
-        "failed": sum(kinds.values()),
-        "failed_by_kind": dict(sorted(kinds.items())),
-        "longest_s": round(max((r.ended - r.started for r in requests), default=0.0), 3),
-        "bin_seconds": bin_seconds,
-        "bins": bins(requests, timeline.seconds, bin_seconds),
-        "load_seconds": timeline.seconds,
-    }
+    per_bin = bins(requests, timeline.seconds, bin_seconds)
+    summary = TimelineSummary(
+        sent=len(requests),
+        resent_on_closed_connection=timeline.resent,
+        answered=sum(not request.failed for request in requests),
+        failed=sum(kinds.values()),
+        failed_by_kind=dict(sorted(kinds.items())),
+        longest_s=round(max((r.ended - r.started for r in requests), default=0.0), 3),
+        bin_seconds=bin_seconds,
+        bins=per_bin,
+        load_seconds=timeline.seconds,
+    )
     if event_at is None:
         return summary
     in_flight = [request for request in requests if request.started < event_at < request.ended]
     before_from = max(0.0, event_at - baseline_seconds)
     answered_before = sum(1 for r in requests if not r.failed and before_from <= r.ended < event_at)
     baseline = answered_before / (event_at - before_from) if event_at > before_from else 0.0
-    summary |= {
-        "event_at_s": event_at,
-        "event_done_at_s": timeline.event_done_at,
-        **({"event_waited_for_in_flight_s": timeline.waited_for_in_flight} if timeline.waited_for_in_flight else {}),
-        "in_flight_at_event": len(in_flight),
-        "failed_in_flight_at_event": sum(request.failed for request in in_flight),
-        "failed_before_event": sum(request.failed for request in requests if request.ended < event_at),
-        "failed_after_event": sum(request.failed for request in requests if request.started >= event_at),
-        "ok_per_second_before": round(baseline, 1),
-        # A server serves again as soon as a request sent after the event is answered: less than "recovered".
-        "first_ok_after_event_s": min(
+    return replace(
+        summary,
+        event_at_s=event_at,
+        event_done_at_s=timeline.event_done_at,
+        event_waited_for_in_flight_s=timeline.waited_for_in_flight or None,
+        in_flight_at_event=len(in_flight),
+        failed_in_flight_at_event=sum(request.failed for request in in_flight),
+        failed_before_event=sum(request.failed for request in requests if request.ended < event_at),
+        failed_after_event=sum(request.failed for request in requests if request.started >= event_at),
+        ok_per_second_before=round(baseline, 1),
+        first_ok_after_event_s=min(
             (round(r.ended - event_at, 3) for r in requests if not r.failed and r.started >= event_at), default=None
         ),
-        "recovery_s": recovery_seconds(summary["bins"][OK], event_at, baseline, timeline.seconds, bin_seconds),
-    }
-    return summary
+        recovery_s=recovery_seconds(per_bin[OK], event_at, baseline, timeline.seconds, bin_seconds),
+    )

@@ -12,45 +12,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.loadgen.timeline import TimelineSummary
 from bench.models.spread import recorded
 from bench.results.records import Checked
 
 
 @dataclass(frozen=True, kw_only=True)
-class IncidentResult(Checked):
+class IncidentResult(Checked, TimelineSummary):
     event: str
     event_what: str | None = None  # the event in a few words
     environment: dict[str, str] = field(default_factory=dict)
     clients: int
     delay: float
-    load_seconds: float
+    # load_seconds: TimelineSummary's, the load's length, from the record's first step
     event_planned_at_s: float | None = None  # None: a setting that acts all through the load
     loadgen: str | None = None
     keepalive: bool | None = None
     repeat: int = 1
     scale: int | None = None  # the bookstore's authors, for its targets
-    # The load with its event: none where the target did not start or was not verified (`problem` says why).
+    # The load with its event, and its summary (TimelineSummary's fields): none where the target did not start or
+    # was not verified (`problem` says why).
     event_result: dict[str, Any] | None = None
     command: str | None = None  # what caused the event
-    sent: int | None = None
-    resent_on_closed_connection: int | None = None
-    answered: int | None = None
-    failed: int | None = None
-    failed_by_kind: dict[str, int] = field(default_factory=dict)
-    longest_s: float | None = None
-    bin_seconds: float | None = None
-    bins: dict[str, list[int]] | None = None  # per kind of answer ("ok", or a failure), its count per bin
-    # Around the event's moment: none for a setting that acts all through the load.
-    event_at_s: float | None = None
-    event_done_at_s: float | None = None
-    event_waited_for_in_flight_s: float | None = None  # past its moment, for the requests in flight (None: did not)
-    in_flight_at_event: int | None = None
-    failed_in_flight_at_event: int | None = None
-    failed_before_event: int | None = None
-    failed_after_event: int | None = None
-    ok_per_second_before: float | None = None
-    first_ok_after_event_s: float | None = None
-    recovery_s: float | None = None  # None, with an event: the 2xx rate was not back within the load
     serves_after: bool | None = None
     # The bookstore's writes, looked up one by one after the load.
     writes_acknowledged: int | None = None

@@ -295,11 +295,11 @@ def load_with_event(
     )
     if cause is None:
         load.event |= {"workers": len(workers_before), "workers_replaced": replaced()}
-    # The summary's keys are the record's fields (a key it does not name raises; test_incidents.py checks them all);
-    # those around the event's moment are absent from it for a setting that acts all through the load.
+    # The summary's fields are the record's (IncidentResult is made of TimelineSummary); those around the event's
+    # moment are none for a setting that acts all through the load.
     command = load.event.get("did", f"{event.name}: {event.what}")
-    summary = timeline.summarize(load)
-    return replace(record, event_result=load.event, command=command, **summary, problem=load.event.get("problem"))
+    measured = record.with_measured(timeline.summarize(load))
+    return replace(measured, event_result=load.event, command=command, problem=load.event.get("problem"))
 
 
 def keeps_alive(warm: timeline.Timeline) -> bool:
