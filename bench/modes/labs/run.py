@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from typing import Any
 
 from bench.containers.compose import RunningScenario
@@ -27,6 +28,7 @@ from bench.measure.server_facts import cpu_ms_per_unit
 from bench.models.spread import median_of
 from bench.modes.labs import render as renderer
 from bench.modes.labs.record import (
+    Answered,
     AtOnceResult,
     CpuStarvationResult,
     LabResult,
@@ -59,24 +61,24 @@ def burst(running: RunningScenario, *plans: str, timeout: float = 60.0) -> tuple
     return command, [json.loads(line) for line in finished.stdout.splitlines()]
 
 
-def summarise(answers: list[dict[str, Any]], delay: float) -> dict[str, Any]:
-    """What every lab reports about a set of requests: the fields of record.Answered."""
+def summarise(answers: list[dict[str, Any]], delay: float) -> Answered:
+    """What every lab reports about a set of requests (a lab's record is made of Answered, or takes some of it)."""
     good = [a for a in answers if a.get("status") == 200 and a.get("body") == ANSWER]
     failures = Counter(a.get("error") or f"status {a['status']}" for a in answers if a not in good)
     latencies = [a["seconds"] for a in answers]
     connects = [a["connect"] for a in answers if a["connect"] is not None]
     elapsed = max(a["sent"] + a["seconds"] for a in answers) - min(a["sent"] for a in answers)
-    return {
-        "requests": len(answers),
-        "answered": len(good),
-        "failures": dict(failures),
-        "elapsed_s": round(elapsed, 3),
-        "p50_s": round(median_of(latencies), 3),
-        "max_s": round(max(latencies), 3),
-        "connect_max_s": round(max(connects), 3) if connects else None,
-        "connects_over_1s": sum(seconds >= 1 for seconds in connects),
-        "late_over_1s": sum(seconds >= delay + 1 for seconds in latencies),
-    }
+    return Answered(
+        requests=len(answers),
+        answered=len(good),
+        failures=dict(failures),
+        elapsed_s=round(elapsed, 3),
+        p50_s=round(median_of(latencies), 3),
+        max_s=round(max(latencies), 3),
+        connect_max_s=round(max(connects), 3) if connects else None,
+        connects_over_1s=sum(seconds >= 1 for seconds in connects),
+        late_over_1s=sum(seconds >= delay + 1 for seconds in latencies),
+    )
 
 
 def log_count(running: RunningScenario, service: str, text: str) -> int:
@@ -121,9 +123,9 @@ def at_once(running: RunningScenario, n: int = 10, delay: float = 0.5) -> list[A
                 n=n,
                 delay=delay,
                 commands=[command],
-                **figures,
-                serial_ratio=round(figures["elapsed_s"] / (n * delay), 2),
-                delays=round(figures["elapsed_s"] / delay, 1),
+                **vars(figures),
+                serial_ratio=round(figures.elapsed_s / (n * delay), 2),
+                delays=round(figures.elapsed_s / delay, 1),
                 monkeypatch_warnings=log_count(running, target.service, "MonkeyPatchWarning"),
             )  # fmt: skip
         )
@@ -140,13 +142,12 @@ def pool_default(
     for target in load_targets(running.scenario):
         warnings_before = log_count(running, target.service, "Connection pool is full")
         sockets = slow_api_sockets(running, target.service)
-        commands, per_round, opened = [], [], []
+        commands, seen, slow, opened = [], [], [], []
         for _ in range(rounds):
             command, answers = burst(running, plan(target, n, f"delay={delay:g}"))
             commands.append(command)
-            figures = summarise(answers, delay)
-            figures["slow_requests"] = sum(a["seconds"] >= 1.5 * delay for a in answers)
-            per_round.append(figures)
+            seen.append(summarise(answers, delay))
+            slow.append(sum(a["seconds"] >= 1.5 * delay for a in answers))  # waited for another's connection
             now = slow_api_sockets(running, target.service)
             opened.append(now - sockets)
             sockets = now
@@ -156,11 +157,12 @@ def pool_default(
                 n=n,
                 delay=delay,
                 commands=commands,
-                per_round=per_round,
-                answered=sum(r["answered"] for r in per_round),
-                requests=sum(r["requests"] for r in per_round),
-                elapsed_s=[r["elapsed_s"] for r in per_round],
-                slow_requests=[r["slow_requests"] for r in per_round],
+                # Each round's figures as the set keeps them, one object a round.
+                per_round=[asdict(one) | {"slow_requests": count} for one, count in zip(seen, slow, strict=True)],
+                answered=sum(one.answered for one in seen),
+                requests=sum(one.requests for one in seen),
+                elapsed_s=[one.elapsed_s for one in seen],
+                slow_requests=slow,
                 connections_opened=opened,
                 pool_full_warnings=log_count(running, target.service, "Connection pool is full") - warnings_before,
             )  # fmt: skip
@@ -186,7 +188,7 @@ def small_backlog(
                 delay=delay,
                 timeout=timeout,
                 commands=[command],
-                **summarise(answers, delay),
+                **vars(summarise(answers, delay)),
                 ListenOverflows=after["ListenOverflows"] - before["ListenOverflows"],
                 ListenDrops=after["ListenDrops"] - before["ListenDrops"],
             )  # fmt: skip
@@ -214,8 +216,8 @@ def cpu_starvation(
                 delay=delay,
                 every=every,
                 commands=[command],
-                requests=figures["requests"],
-                answered=figures["answered"],
+                requests=figures.requests,
+                answered=figures.answered,
                 cpu_ms_per_unit=cpu_ms_per_unit(running, target.service),
                 heavy_s=answers[0]["seconds"],
                 cheap_s=latencies,
