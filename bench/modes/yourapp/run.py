@@ -18,7 +18,6 @@ import tarfile
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from bench.containers.roles import UNSTEADY_FACTOR
 from bench.containers.scenarios import ROOT
@@ -348,18 +347,14 @@ class Run:
         state = running.health().get("app", "gone")
         problem = None if state == "healthy" else f"the app's container is {state} after the load"
         logs = running.app_logs(since=started)
-        monitor: dict[str, Any] = {}  # gevent's, on a gevent way
-        if way.mode == "gevent":
+        if way.mode == "gevent":  # what gevent's monitor reported, on a gevent way
             blocked = blocked_greenlets(logs)
-            monitor = {
-                "blocked_reports": blocked.reports,
-                "blocked_where": blocked.where,
-                "blocked_stack": blocked.stack,
-            }
-        problem = problem or load_problem(result)
+            record = replace(
+                record, blocked_reports=blocked.reports, blocked_where=blocked.where, blocked_stack=blocked.stack
+            )
         record = replace(
-            record, **vars(result), cpu_probe=probe, locked=locked_in_log(logs), log_errors=errors_in_log(logs),
-            **monitor, problem=problem,
+            record.with_measured(result), cpu_probe=probe, locked=locked_in_log(logs), log_errors=errors_in_log(logs),
+            problem=problem or load_problem(result),
         ).judged()  # fmt: skip
         self.results.add(record)
         print(f"    {result.rps} requests/s, P99 {result.p99_ms} ms, {result.errors} errors", flush=True)
