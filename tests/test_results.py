@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from bench import sets
-from bench.bench_run.measure import Measurement, checked, unmeasured_record
-from bench.bench_run.record import BenchResult, RunFacts
+from bench.bench_run.measure import checked, unmeasured_record
+from bench.bench_run.record import BenchResult, Measurement, RunFacts
 from bench.containers import roles
 from bench.containers.scenarios import ROOT, load_targets
 from bench.measure import host_probe
@@ -120,8 +120,10 @@ def test_what_make_bench_writes_today_loads_as_written(tmp_path: Path) -> None:
     """A record as bench/bench_run/measure.py writes it, with its CPU probe as bench/containers/roles.py takes it."""
     target = load_targets("sync-gunicorn")[0]
     record = unmeasured_record(target, Load(n=10, c=5, delay=1.0), Client("host"), RunFacts())
-    usage = {"threads_peak": 12, "rss_mb_peak": 50.0, "cpu_seconds": 0.1, "sampled_on": "this machine"}
-    measurement = Measurement("ab -n 10 -c 5 ...", usage, rps=3.2, p99_ms=1010.0)
+    measurement = Measurement(
+        command="ab -n 10 -c 5 ...", threads_peak=12, rss_mb_peak=50.0, cpu_seconds=0.1, sampled_on="this machine",
+        rps=3.2, p99_ms=1010.0,
+    )  # fmt: skip
     probe = roles.steadiness({"server": 0.1, "client": 0.1}, {"server": 0.2, "client": 0.1})
     record = checked(record, None, measurement, probe)
     store.write(tmp_path, {"mode": "bench", **METADATA}, [record.to_json()])

@@ -183,6 +183,31 @@ def test_renderers_run_nothing(module: str) -> None:
     assert not runs, f"{module} imports, directly or not, {sorted(runs)}, which start processes"
 
 
+# What a record may be built from besides fields named one by one: the target's own description (a scenario's
+# Target.record_fields, a way's, a lab's lab_fields) and a typed step's fields (vars of a dataclass), or a step taken
+# in whole (Record.with_measured). A dict built by string key and splatted in would let a misspelt key past mypy.
+SPLATTED_FROM = ("record_fields", "lab_fields", "vars")
+# Where a record's fields are set by name from a list of them: with_measured itself, and the bookstore's table,
+# whose row shows the median of the repeats for each field of MEDIANS.
+SET_BY_NAME = {"results.records", "modes.bookstore.rows"}
+
+
+@pytest.mark.parametrize("module", sorted(set(MODULES) - SET_BY_NAME))
+def test_records_are_built_from_typed_values(module: str) -> None:
+    def name(node: ast.expr) -> str:
+        return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+    splatted = [
+        f"line {node.lineno}: **{ast.unparse(keyword.value)}"
+        for node in ast.walk(ast.parse(MODULES[module].read_text()))
+        if isinstance(node, ast.Call) and (name(node.func) == "replace" or name(node.func).endswith("Result"))
+        for keyword in node.keywords
+        if keyword.arg is None
+        if not (isinstance(keyword.value, ast.Call) and name(keyword.value.func) in SPLATTED_FROM)
+    ]
+    assert not splatted, splatted
+
+
 # --- Adding a mode (docs/project.md): each step of the checklist, checked for every mode -----------------------
 
 MODES = sorted({mode for mode in map(room, MODULES) if mode})

@@ -12,10 +12,9 @@ from __future__ import annotations
 import os
 import resource
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, replace
-from typing import Any
+from dataclasses import replace
 
-from bench.bench_run.record import BenchResult, RunFacts
+from bench.bench_run.record import BenchResult, Measurement, RunFacts
 from bench.containers import roles
 from bench.containers.compose import SUPPORTING_SERVICES, RunningScenario
 from bench.containers.sampler import EngineSampler, Sampler, alive, docker_proxy_pids, this_network
@@ -68,28 +67,6 @@ def run_scenario(
             yield checked(unmeasured_record(target, load, client, run_facts), start.problem)
 
 
-@dataclass(frozen=True)
-class Measurement:
-    """What the load generator counted, and what the server's processes used meanwhile (bench/containers/sampler.py)."""
-
-    command: str
-    usage: dict[str, Any]  # the sampler's Usage as JSON, or why there is none ({"not_sampled": ...}); sampled_on
-    rps: float | None = None  # None: the load generator did not finish, `problem` says why
-    seconds: float | None = None
-    complete: int | None = None  # wrk runs for a time: its count is the server's, not the one asked for
-    efficiency: float | None = None
-    p50_ms: float | None = None
-    p99_ms: float | None = None
-    failed: int | None = None
-    non2xx: int | None = None
-    problem: str | None = None
-
-    def fields(self) -> dict[str, Any]:
-        """The record's fields it fills."""
-        figures = {key: value for key, value in vars(self).items() if key not in ("usage", "problem")}
-        return figures | self.usage
-
-
 def unmeasured_record(
     target: Target, load: Load, client: Client, run_facts: RunFacts, cpu_ms_per_unit: float | None = None
 ) -> BenchResult:
@@ -110,8 +87,8 @@ def unmeasured_record(
         **target.record_fields(), n=load.n, c=load.c, delay=load.delay, cpu_units=load.cpu,
         cpu_ms_per_unit=cpu_ms_per_unit, client=client.place, loadgen=client.loadgen.name,
         keepalive=client.loadgen.keepalive, ceiling_rps=round(ceiling, 2), ceiling_naive_rps=round(naive, 2),
-        verified=False, ok=False, **asdict(run_facts),
-    )  # fmt: skip
+        verified=False, ok=False,
+    ).with_measured(run_facts)  # fmt: skip
 
 
 def checked(
@@ -121,11 +98,8 @@ def checked(
     """The record once its target was verified (`problem` None) or not, and measured where it was."""
     verified = problem is None
     if measurement is not None:
-        problem = measurement.problem
-    measured = measurement.fields() if measurement is not None else {}
-    return replace(
-        record, **measured, verified=verified, problem=problem, cpu_probe=cpu_probe, survived=survived
-    ).judged()
+        record, problem = record.with_measured(measurement), measurement.problem
+    return replace(record, verified=verified, problem=problem, cpu_probe=cpu_probe, survived=survived).judged()
 
 
 def measured_record(
@@ -192,12 +166,17 @@ def measure(target: Target, load: Load, client: Client, ceiling_rps: float, runn
     with sampler:
         command, output = run_loadgen(target, running, client, load.n, load.c, load.delay, load.cpu)
     loadgen_after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    usage: dict[str, Any] = {"not_sampled": sampler.problem} if sampler.problem else asdict(sampler.usage)
-    usage["sampled_on"] = sampler.sampled_on
-    if client.place == "host" and "cpu_seconds_others" in usage:
-        spent = loadgen_after.ru_utime + loadgen_after.ru_stime - loadgen_before.ru_utime - loadgen_before.ru_stime
-        usage["cpu_seconds_others"][client.loadgen.name] = round(spent, 2)
-    measured = Measurement(" ".join(command), usage)
+    measured = Measurement(command=" ".join(command), sampled_on=sampler.sampled_on, not_sampled=sampler.problem)
+    if not sampler.problem:
+        usage, others_cpu = sampler.usage, dict(sampler.usage.cpu_seconds_others)
+        if client.place == "host":  # the load generator ran here: its own CPU time is the machine's too
+            spent = loadgen_after.ru_utime + loadgen_after.ru_stime - loadgen_before.ru_utime - loadgen_before.ru_stime
+            others_cpu[client.loadgen.name] = round(spent, 2)
+        measured = replace(
+            measured, threads_peak=usage.threads_peak, rss_mb_peak=usage.rss_mb_peak, cpu_seconds=usage.cpu_seconds,
+            pg_sessions_peak=usage.pg_sessions_peak, pg_busy_peak=usage.pg_busy_peak,
+            pg_memory_mb_peak=usage.pg_memory_mb_peak, cpu_seconds_others=others_cpu, machine_busy=usage.machine_busy,
+        )  # fmt: skip
     # Docker's userland proxy stops for good when accept() fails, e.g. out of file descriptors: from then on
     # no request reaches the server, however well it is doing.
     proxy_died = not all(alive(pid) for pid in others.get("docker-proxy", []))

@@ -1,7 +1,8 @@
 """make bench's record (make sweep's, overload's, map's and recommend's too): one target under one closed-loop load.
-measure.py builds it as it measures, with what the mode says of its run (RunFacts) from the start; a mode changes it
-only for what it learns after (a re-run, the same-run reference). The result store writes it (to_json) and reads it
-back (from_json) as this same class."""
+It is made of what the mode says of its run (RunFacts) and of what the load measured (Measurement), each declared
+once, here; measure.py builds it as it measures, taking each of them in whole, and a mode changes it only for what it
+learns after (a re-run, the same-run reference). The result store writes it (to_json) and reads it back (from_json)
+as this same class."""
 
 from __future__ import annotations
 
@@ -21,21 +22,52 @@ FIGURES = ("rps", "seconds", "complete", "efficiency", "p50_ms", "p99_ms", "fail
 RUN = ("roles", "label", "settings", "placement", "per_core", "cpusets")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunFacts:
-    """What a mode says of its run, which every record of it carries (BenchResult's fields of the same names)."""
+    """What a mode says of its run, which every record of it carries: the record is made of it (measure.py gives it
+    from the record's first step)."""
 
     repeat: int | None = None
-    label: str | None = None
-    settings: dict[str, str] | None = None
-    placement: str | None = None
-    per_core: bool | None = None
-    cpusets: dict[str, str] | None = None
-    roles: dict[str, Any] | None = None
+    label: str | None = None  # make map: the target's name on the map
+    settings: dict[str, str] | None = None  # the environment its scenario started with (make map, VARIANT=)
+    placement: str | None = None  # make recommend: the app on "every core" or on "one core" of its own
+    per_core: bool | None = None  # make recommend: one process per core (None: another mode, which does not say)
+    cpusets: dict[str, str] | None = None  # make recommend, on one core: each role's cores (bench/containers/roles.py)
+    roles: dict[str, Any] | None = None  # where each role ran (bench/containers/roles.py, describe_roles)
 
 
 @dataclass(frozen=True, kw_only=True)
-class BenchResult(Loaded):
+class Measurement:
+    """What the load generator counted, and what the server's processes used meanwhile (bench/containers/sampler.py,
+    Usage) or why they were not read; the problem that spoiled them. measure.py measures it; the record is made of
+    it and takes it in whole."""
+
+    command: str | None = None  # the load generator's
+    # The server's processes during the load (USAGE), none where they were not read (`not_sampled` says why).
+    threads_peak: int | None = None
+    rss_mb_peak: float | None = None
+    cpu_seconds: float | None = None
+    pg_sessions_peak: int | None = None
+    pg_busy_peak: int | None = None
+    pg_memory_mb_peak: float | None = None
+    cpu_seconds_others: dict[str, float] | None = None  # the other processes on a request's path, by name
+    machine_busy: float | None = None
+    sampled_on: str | None = None  # "this machine", or "through the engine: <its command line>"
+    not_sampled: str | None = None
+    # What the load generator counted (FIGURES): none where it did not finish (`problem` says why).
+    rps: float | None = None
+    seconds: float | None = None
+    complete: int | None = None  # wrk runs for a time: the requests it completed
+    efficiency: float | None = None  # rps over ceiling_rps
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+    failed: int | None = None
+    non2xx: int | None = None
+    problem: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class BenchResult(Loaded, Measurement, RunFacts):
     # The load and who sent it: in every record, a target that did not start too.
     n: int  # requests asked for (wrk: what its duration was computed from)
     c: int  # clients at once
@@ -51,37 +83,10 @@ class BenchResult(Loaded):
     app_settings: dict[str, str] | None = None
     server_command: list[str] | None = None
     threads_idle: int | None = None
-    command: str | None = None  # the load generator's
-    # The server's processes during the load (bench/containers/sampler.py, Usage), or why they were not read.
-    threads_peak: int | None = None
-    rss_mb_peak: float | None = None
-    cpu_seconds: float | None = None
-    pg_sessions_peak: int | None = None
-    pg_busy_peak: int | None = None
-    pg_memory_mb_peak: float | None = None
-    cpu_seconds_others: dict[str, float] | None = None  # the other processes on a request's path, by name
-    machine_busy: float | None = None
-    sampled_on: str | None = None  # "this machine", or "through the engine: <its command line>"
-    not_sampled: str | None = None
-    # What the load generator counted: none where it did not finish (`problem` says why).
-    seconds: float | None = None
-    complete: int | None = None  # wrk runs for a time: the requests it completed
-    efficiency: float | None = None  # rps over ceiling_rps
-    p50_ms: float | None = None
-    p99_ms: float | None = None
-    failed: int | None = None
-    non2xx: int | None = None
     survived: bool | None = None  # overload: did the target still answer after its first failing load
-    repeat: int | None = None
     rerun_of: int | None = None  # a re-run of an unsteady measurement: that measurement's repeat
     superseded: bool = False  # an unsteady measurement whose re-run counts in its place
     rerun_reference: bool = False  # slow_api alone measured again for the re-runs, not one of its runs
-    label: str | None = None  # make map: the target's name on the map
-    settings: dict[str, str] | None = None  # the environment its scenario started with (make map, VARIANT=)
-    placement: str | None = None  # make recommend: the app on "every core" or on "one core" of its own
-    per_core: bool | None = None  # make recommend: one process per core (None: another mode, which does not say)
-    cpusets: dict[str, str] | None = None  # make recommend, on one core: each role's cores (bench/containers/roles.py)
-    roles: dict[str, Any] | None = None  # where each role ran (bench/containers/roles.py, describe_roles)
     reference_rps: float | None = None  # slow_api alone under the same load, client and repeat
     vs_reference: float | None = None
 

@@ -76,16 +76,16 @@ def database_clients(target: Target, load: BookstoreLoad) -> int:
 def bookstore_fields(target: Target, load: BookstoreLoad, scale: int, seconds: int, run_ending: str) -> BookstoreResult:
     """A bookstore record before it is measured: the target (named after the ending of its reads where that is not
     the default), the load, and the clients the database sees from the target."""
-    described = target.record_fields()
     reads_end_with = target.reads_end_with or run_ending  # a rung of the ladder fixes its own
-    if reads_end_with != DEFAULT_READS_END and not target.reads_end_with:  # named after what ran, as make bench
-        described["target"] = f"{target.name} READS_END_WITH={reads_end_with}"  # names a variant
-    return BookstoreResult(
-        **described, rung=target.rung, reads_end_with=reads_end_with, pgbench_protocol=pgbench.PROTOCOL[reads_end_with],
-        db_pool=target.db_pool, load=load.name, request=load.request, clients=load.clients,
-        db_clients=database_clients(target, load), scale=scale, seconds=seconds, loadgen="wrk", client="container",
-        verified=False, ok=False,
+    record = BookstoreResult(
+        **target.record_fields(), rung=target.rung, reads_end_with=reads_end_with,
+        pgbench_protocol=pgbench.PROTOCOL[reads_end_with], db_pool=target.db_pool, load=load.name,
+        request=load.request, clients=load.clients, db_clients=database_clients(target, load), scale=scale,
+        seconds=seconds, loadgen="wrk", client="container", verified=False, ok=False,
     )  # fmt: skip
+    if reads_end_with != DEFAULT_READS_END and not target.reads_end_with:  # named after what ran, as make bench
+        return replace(record, target=f"{target.name} READS_END_WITH={reads_end_with}")  # names a variant
+    return record
 
 
 def set_paused(running: BookstoreScenario, service: str, paused: bool) -> None:
