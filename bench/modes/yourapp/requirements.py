@@ -270,9 +270,6 @@ UNPATCHABLE = {
 
 def unpatchable(requirements: tuple[str, ...]) -> dict[str, str]:
     """The requirements gevent cannot patch, each with its fix."""
-    found = {}
-    for requirement in requirements:
-        name = re.split(r"[\s\[<>=!~;@]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")
-        if name in UNPATCHABLE:
-            found[name] = UNPATCHABLE[name]
-    return found
+    named = (named_requirement(line) for line in requirements)
+    names = (canonicalize_name(requirement.name) for requirement in named if requirement is not None)
+    return {name: UNPATCHABLE[name] for name in names if name in UNPATCHABLE}
