@@ -20,6 +20,7 @@ from bench.measure import bookstore
 from bench.modes.incidents import run as incidents
 from bench.modes.incidents.record import IncidentResult
 from bench.results import store
+from bench.results.records import WritesChecked
 from bench.sets import render
 from tests.fake_runs import FakeStart, result_set_with
 from tests.incident_runs import SMALL, measured
@@ -268,11 +269,13 @@ def run_with_fakes(monkeypatch: pytest.MonkeyPatch, out: Path, arguments: list[s
             return {"did": "no worker to kill", "problem": "no worker process found"}
         return {"did": f"SIGKILL to worker 7 of {service}", "workers": 2, "victim_threads": 50}
 
-    def check_writes(running: str, token: str, acknowledged: list[str]) -> bookstore.WritesChecked:
+    def check_writes(running: str, token: str, acknowledged: list[str]) -> WritesChecked:
         if counted("check_writes") % 3 == 2:
             raise RuntimeError("psql: the database went away")
         lost = ["marker-3"] if counted("lost") % 3 == 1 else []
-        return bookstore.WritesChecked(12 - len(lost), len(lost), lost, 1)
+        return WritesChecked(
+            writes_found=12 - len(lost), writes_lost=len(lost), writes_lost_markers=lost, writes_unacknowledged=1
+        )
 
     class Mix:
         def __init__(self, scale: int, clients: int, token: str, seed: int = 1) -> None:

@@ -24,7 +24,7 @@ from bench.measure.resultset import Progress
 from bench.measure.scenario_start import ScenarioStart
 from bench.measure.server_facts import at_rest
 from bench.models.ceiling import cpu_bound_rps, efficiency, naive_ceiling_rps
-from bench.results.records import CpuProbe
+from bench.results.records import CpuProbe, taken_in
 
 
 def run_scenario(
@@ -167,16 +167,12 @@ def measure(target: Target, load: Load, client: Client, ceiling_rps: float, runn
         command, output = run_loadgen(target, running, client, load.n, load.c, load.delay, load.cpu)
     loadgen_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     measured = Measurement(command=" ".join(command), sampled_on=sampler.sampled_on, not_sampled=sampler.problem)
-    if not sampler.problem:
-        usage, others_cpu = sampler.usage, dict(sampler.usage.cpu_seconds_others)
+    if not sampler.problem:  # the sampler's Usage, whole (its fields are the record's)
+        others_cpu = dict(sampler.usage.cpu_seconds_others)
         if client.place == "host":  # the load generator ran here: its own CPU time is the machine's too
             spent = loadgen_after.ru_utime + loadgen_after.ru_stime - loadgen_before.ru_utime - loadgen_before.ru_stime
             others_cpu[client.loadgen.name] = round(spent, 2)
-        measured = replace(
-            measured, threads_peak=usage.threads_peak, rss_mb_peak=usage.rss_mb_peak, cpu_seconds=usage.cpu_seconds,
-            pg_sessions_peak=usage.pg_sessions_peak, pg_busy_peak=usage.pg_busy_peak,
-            pg_memory_mb_peak=usage.pg_memory_mb_peak, cpu_seconds_others=others_cpu, machine_busy=usage.machine_busy,
-        )  # fmt: skip
+        measured = replace(taken_in(measured, sampler.usage), cpu_seconds_others=others_cpu)
     # Docker's userland proxy stops for good when accept() fails, e.g. out of file descriptors: from then on
     # no request reaches the server, however well it is doing.
     proxy_died = not all(alive(pid) for pid in others.get("docker-proxy", []))

@@ -15,6 +15,7 @@ import yaml
 from bench.containers.compose import RunningScenario
 from bench.containers.postgres import count_statements, query
 from bench.containers.scenarios import ROOT, Target, target_fields
+from bench.results.records import WritesChecked
 
 SCENARIO = "bookstore"
 COMPOSE_FILE = ROOT / "bookstore.yml"
@@ -133,22 +134,15 @@ def verify(target: Target, load: BookstoreLoad, scale: int) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class WritesChecked:
-    """What the lookup of a load's writes found (make bookstore's and make incidents' records have these fields)."""
-
-    writes_found: int
-    writes_lost: int  # acknowledged, and not in the database
-    writes_lost_markers: list[str]  # the first five
-    writes_unacknowledged: int  # in the database, their 201 never read
-
-
 def check_writes(running: RunningScenario, token: str, acknowledged: list[str]) -> WritesChecked:
     """Each write one by one: every acknowledged write's marker must be in the database; a marker in the database
     whose 201 wrk never read was in flight when wrk stopped (it closes its connections without the answers)."""
     stored = psql(running, f"SELECT name FROM authors WHERE name LIKE '{MARKER_PREFIX}{token}-%'").split()
     lost = sorted(set(acknowledged) - set(stored))
-    return WritesChecked(len(stored), len(lost), lost[:5], len(set(stored) - set(acknowledged)))
+    return WritesChecked(
+        writes_found=len(stored), writes_lost=len(lost), writes_lost_markers=lost[:5],
+        writes_unacknowledged=len(set(stored) - set(acknowledged)),
+    )  # fmt: skip
 
 
 def remove_writes(running: RunningScenario) -> None:

@@ -6,10 +6,12 @@ class does not name stays in its `extra`, as the file had it, so that nothing re
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
+
+Taking = TypeVar("Taking", bound="DataclassInstance")
 
 
 def known_and_extra(kind: type[Any], raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -17,6 +19,11 @@ def known_and_extra(kind: type[Any], raw: dict[str, Any]) -> tuple[dict[str, Any
     names = {member.name for member in fields(kind)} - {"extra"}
     known = {key: value for key, value in raw.items() if key in names}
     return known, {key: value for key, value in raw.items() if key not in names}
+
+
+def taken_in(whole: Taking, *steps: DataclassInstance) -> Taking:
+    """`whole` with each step's fields, named as its own (a name it lacks fails here)."""
+    return replace(whole, **{member.name: getattr(step, member.name) for step in steps for member in fields(step)})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,7 +58,7 @@ class Record:
     def with_measured(self, *steps: DataclassInstance) -> Self:
         """The record with what each step of its measuring found: a frozen dataclass of its own, built typed where it
         was measured, whose fields are named as the record's (a name the record lacks fails here)."""
-        return replace(self, **{member.name: getattr(step, member.name) for step in steps for member in fields(step)})
+        return taken_in(self, *steps)
 
     def present(self, *keys: str) -> dict[str, Any]:
         """The keys named, of those whose value is not None: what a record writes only where it was recorded."""
@@ -154,3 +161,14 @@ class Metadata:
     def from_json(cls, raw: dict[str, Any]) -> Metadata:
         known, extra = known_and_extra(cls, raw)
         return cls(**known, extra=extra)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WritesChecked:
+    """What the lookup of a load's writes found (bench/measure/bookstore.py, check_writes): make bookstore's and make
+    incidents' records are made of it (none where the load wrote nothing, or was not looked up)."""
+
+    writes_found: int | None = None
+    writes_lost: int | None = None  # acknowledged, and not in the database
+    writes_lost_markers: list[str] | None = None  # the first five
+    writes_unacknowledged: int | None = None  # in the database, their 201 never read

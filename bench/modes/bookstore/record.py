@@ -1,7 +1,7 @@
 """A record of make bookstore: one target under one load at one number of clients, one repeat, beside pgbench
 running the same SQL against the database alone. bench/modes/bookstore/round.py builds it as it measures: each step's
 findings typed where they are measured (WarmUp, AppUnderWrk, Profile, DatabaseAlone and AtAppRate below, whose fields
-are the record's; bench/measure/bookstore.py's WritesChecked) and taken in whole (Record.with_measured). The result
+are the record's; bench/results/records.py's WritesChecked) and taken in whole (Record.with_measured). The result
 store writes it (to_json) and reads it back (from_json) as this same class."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from bench.results.records import Loaded
+from bench.results.records import Loaded, WritesChecked
 
 # What each step of a round finds, a class of its own: the record is made of them (it inherits their fields, each
 # declared once, here), and takes each in whole as it is measured. A field left at its default is one the step did
@@ -104,7 +104,7 @@ class AtAppRate:
 
 
 @dataclass(frozen=True, kw_only=True)
-class BookstoreResult(Loaded, WarmUp, AppUnderWrk, Profile, DatabaseAlone, AtAppRate):
+class BookstoreResult(Loaded, WarmUp, AppUnderWrk, WritesChecked, Profile, DatabaseAlone, AtAppRate):
     # The load and the target's way to the database: in every record.
     load: str
     request: str  # what the load sends, in a few words
@@ -120,11 +120,6 @@ class BookstoreResult(Loaded, WarmUp, AppUnderWrk, Profile, DatabaseAlone, AtApp
     pgbench_protocol: str | None = None
     repeat: int | None = None  # sets made in rounds
     pgbench_scripts: dict[str, str] | None = None  # file name -> the SQL of one request; None: not verified
-    # What bench/measure/bookstore.py's WritesChecked finds, where the load writes.
-    writes_found: int | None = None
-    writes_lost: int | None = None
-    writes_lost_markers: list[str] | None = None
-    writes_unacknowledged: int | None = None
     pg_busy_s_after_wrk: float | None = None
     vs_database: float | None = None  # rps over pgbench_tps
 
@@ -168,7 +163,7 @@ TARGET_AND_LOAD = (
     "seconds", "loadgen", "client",
 )  # fmt: skip
 WRK = names(AppUnderWrk, "command", "not_sampled", "problem")
-WRITES = ("writes_found", "writes_lost", "writes_lost_markers", "writes_unacknowledged")
+WRITES = names(WritesChecked)
 PROFILE = names(Profile)
 PGBENCH = names(DatabaseAlone, "pgbench_command", "pgbench_problem")
 AT_APP_RATE = names(AtAppRate)

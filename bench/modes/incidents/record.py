@@ -14,11 +14,11 @@ from typing import Any
 
 from bench.loadgen.timeline import TimelineSummary
 from bench.models.spread import recorded
-from bench.results.records import Checked
+from bench.results.records import Checked, WritesChecked
 
 
 @dataclass(frozen=True, kw_only=True)
-class IncidentResult(Checked, TimelineSummary):
+class IncidentResult(Checked, TimelineSummary, WritesChecked):
     event: str
     event_what: str | None = None  # the event in a few words
     environment: dict[str, str] = field(default_factory=dict)
@@ -37,10 +37,6 @@ class IncidentResult(Checked, TimelineSummary):
     serves_after: bool | None = None
     # The bookstore's writes, looked up one by one after the load.
     writes_acknowledged: int | None = None
-    writes_found: int | None = None
-    writes_lost: int | None = None
-    writes_lost_markers: list[str] | None = None
-    writes_unacknowledged: int | None = None
 
     @property
     def loaded(self) -> bool:
